@@ -1,0 +1,105 @@
+// Package event is the in-process fan-out of state changes to the surfaces
+// (WebSocket clients, the Wails window, the notifier).
+//
+// Publish never blocks: a subscriber whose buffer is full is dropped (its
+// Done channel closes) and must resubscribe and reload what it shows.
+package event
+
+import (
+	"sync"
+
+	"conch/backend/task"
+)
+
+// Type names an event. The same strings are used by the frontend.
+type Type string
+
+const (
+	// TaskChanged carries the whole task after a change was committed.
+	TaskChanged Type = "task.changed"
+	// TaskDeleted carries the id of a task that was removed.
+	TaskDeleted Type = "task.deleted"
+)
+
+// Event is one change, in the JSON shape sent to clients.
+type Event struct {
+	Type Type       `json:"type"`
+	Task *task.Task `json:"task,omitempty"`
+	ID   string     `json:"id,omitempty"`
+}
+
+// Bus fans events out to subscribers without ever waiting on one.
+type Bus struct {
+	mu     sync.Mutex
+	subs   map[*Subscription]struct{}
+	closed bool
+}
+
+// NewBus returns an empty bus.
+func NewBus() *Bus { return &Bus{subs: map[*Subscription]struct{}{}} }
+
+// Subscription receives events until it is closed or dropped.
+type Subscription struct {
+	bus  *Bus
+	c    chan Event
+	done chan struct{}
+	once sync.Once
+}
+
+// C delivers events in publish order.
+func (s *Subscription) C() <-chan Event { return s.c }
+
+// Done is closed when the subscription ends: closed by its owner, dropped for
+// falling behind, or the bus shut down.
+func (s *Subscription) Done() <-chan struct{} { return s.done }
+
+// Close ends the subscription; safe to call more than once.
+func (s *Subscription) Close() {
+	s.bus.mu.Lock()
+	delete(s.bus.subs, s)
+	s.bus.mu.Unlock()
+	s.end()
+}
+
+func (s *Subscription) end() { s.once.Do(func() { close(s.done) }) }
+
+// Subscribe returns a subscription buffering up to buffer events (at least 1).
+func (b *Bus) Subscribe(buffer int) *Subscription {
+	if buffer < 1 {
+		buffer = 1
+	}
+	s := &Subscription{bus: b, c: make(chan Event, buffer), done: make(chan struct{})}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		s.end()
+		return s
+	}
+	b.subs[s] = struct{}{}
+	return s
+}
+
+// Publish hands e to every subscriber that has room and drops the others.
+func (b *Bus) Publish(e Event) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for s := range b.subs {
+		select {
+		case s.c <- e:
+		default:
+			delete(b.subs, s)
+			s.end()
+		}
+	}
+}
+
+// Close ends every subscription; later subscriptions start ended.
+func (b *Bus) Close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	for s := range b.subs {
+		delete(b.subs, s)
+		s.end()
+	}
+}

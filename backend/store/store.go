@@ -1,0 +1,37 @@
+// Package store keeps Conch's state in bbolt. Nothing outside this package
+// sees a bbolt transaction: callers use the Store interface, and every write
+// is durable (fsync'd) when the call returns.
+package store
+
+import (
+	"errors"
+
+	"conch/backend/pref"
+	"conch/backend/task"
+)
+
+// ErrNotFound is returned when a task (or other record) with the asked id
+// does not exist.
+var ErrNotFound = errors.New("not found")
+
+// ErrClosed is returned when the store is used after Close.
+var ErrClosed = errors.New("store closed")
+
+// Store is what the rest of Conch knows of persistence.
+type Store interface {
+	// Task returns one task, or ErrNotFound.
+	Task(id string) (task.Task, error)
+	// Tasks returns every task, oldest (CreatedAt, then ID) first.
+	Tasks() ([]task.Task, error)
+	// PutTask writes t; when it returns nil, t is durable.
+	PutTask(t task.Task) error
+	// DeleteTask removes a task, or returns ErrNotFound.
+	DeleteTask(id string) error
+	// Preferences returns the stored preferences, or pref.Defaults() when none
+	// were saved.
+	Preferences() (pref.Preferences, error)
+	// PutPreferences saves p durably.
+	PutPreferences(p pref.Preferences) error
+	// Close waits for pending writes and closes the database; safe twice.
+	Close() error
+}
