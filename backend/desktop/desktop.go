@@ -1,0 +1,44 @@
+// Package desktop opens Conch's window: the only package that imports the
+// Wails runtime. It is built with the `desktop` tag (plus `webkit2_41` on
+// Linux); without it Run returns ErrUnavailable, so `go test ./...` and
+// `go vet ./...` never link GTK or WebKit.
+package desktop
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+
+	"conch/backend/event"
+)
+
+// ErrUnavailable is returned by Run in a binary built without the desktop tag.
+var ErrUnavailable = errors.New("desktop: this binary was built without the desktop window (build with -tags desktop,production,webkit2_41, or run `conch serve`)")
+
+// Options describes the window and what it is wired to.
+type Options struct {
+	// Title is the window title; the desktop smoke test finds the window by it.
+	Title string
+	// Assets is the built frontend; its root contains index.html.
+	Assets fs.FS
+	// Bind lists the objects whose methods the page may call
+	// (the App in package main becomes window.go.main.App).
+	Bind []any
+	// Events is bridged into the page: every event is emitted as EventName.
+	Events *event.Bus
+	// OnStartup runs once the window's context exists.
+	OnStartup func(ctx context.Context)
+	// OnShutdown runs when the window is closing, after the event bridge stopped.
+	OnShutdown func(ctx context.Context)
+}
+
+// EventName is the runtime event that carries each event.Event to the page.
+const EventName = "conch:event"
+
+// reloadEvent is emitted after the bridge fell behind and resubscribed: the
+// page missed events and must reload its lists.
+var reloadEvent = map[string]string{"type": "reload"}
+
+// bridgeBuffer is how many events the bridge may have in flight before the
+// bus drops it; the window reloads after a drop, so this only has to cover bursts.
+const bridgeBuffer = 256
