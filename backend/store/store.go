@@ -17,6 +17,14 @@ var ErrNotFound = errors.New("not found")
 // ErrClosed is returned when the store is used after Close.
 var ErrClosed = errors.New("store closed")
 
+// ErrInUse is returned by Open when another process (usually another Conch)
+// holds the database open.
+var ErrInUse = errors.New("database is in use by another process (is another Conch running?)")
+
+// ErrSchemaTooNew is returned by Open when the database was written by a newer
+// Conch whose schema this one does not understand.
+var ErrSchemaTooNew = errors.New("database schema is newer than this Conch understands")
+
 // Store is what the rest of Conch knows of persistence.
 type Store interface {
 	// Task returns one task, or ErrNotFound.
