@@ -1,0 +1,202 @@
+// Package shell is the built-in provider: it runs a task's text as a bash
+// command in the task's folder, in a process group of its own.
+package shell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"conch/backend/task"
+	"conch/backend/taskrun"
+)
+
+// StopGrace is how long a stopped command gets between SIGTERM and SIGKILL.
+const StopGrace = 5 * time.Second
+
+// summaryBytes bounds a task's summary: the last lines of its output.
+const summaryBytes = 2000
+
+// summaryLines is how many of the last lines make the summary.
+const summaryLines = 12
+
+// Shell runs bash commands. It is always ready where bash exists.
+type Shell struct {
+	// Bash is the shell's path; empty looks up "bash" on PATH.
+	Bash string
+	// Home is shown as ~ in questions.
+	Home string
+	// Grace overrides StopGrace (tests).
+	Grace time.Duration
+}
+
+// Ready reports whether bash can be found.
+func (s *Shell) Ready() (bool, string) {
+	if _, err := s.bash(); err != nil {
+		return false, "bash was not found on PATH"
+	}
+	return true, ""
+}
+
+func (s *Shell) bash() (string, error) {
+	if s.Bash != "" {
+		return s.Bash, nil
+	}
+	return exec.LookPath("bash")
+}
+
+// Execute asks when the mode says so, then runs the command and waits.
+func (s *Shell) Execute(ctx context.Context, run *taskrun.Run) (taskrun.Outcome, error) {
+	t := run.Task
+	command := strings.TrimSpace(t.Text)
+	short := shorten(command)
+	switch t.Mode {
+	case task.Plan:
+		run.Progress("", "Refused to run "+short+" in plan mode")
+		return taskrun.Outcome{}, taskrun.ErrPlanMode
+	case task.Ask, task.Edits:
+		run.Progress("", "Asked to run "+short)
+		detail := fmt.Sprintf("Run `%s` in %s?", command, s.tilde(t.Cwd))
+		allowed, err := run.Ask(ctx, "run_command", detail)
+		if err != nil {
+			return taskrun.Outcome{}, err
+		}
+		if !allowed {
+			return taskrun.Outcome{}, taskrun.ErrDeclined
+		}
+	}
+	bash, err := s.bash()
+	if err != nil {
+		return taskrun.Outcome{}, errors.New("bash was not found on PATH")
+	}
+	cmd := exec.Command(bash, "-c", t.Text)
+	cmd.Dir = t.Cwd
+	cmd.Env = append(os.Environ(), taskrun.EnvTaskID+"="+t.ID)
+	cmd.Stdout = run.Output
+	cmd.Stderr = run.Output
+	cmd.SysProcAttr = sysProcAttr()
+	// A background child that keeps the output pipe open must not hold the
+	// task open for ever once bash itself has exited.
+	cmd.WaitDelay = time.Second
+	run.Progress("Running "+short, "Started "+short)
+	if err := cmd.Start(); err != nil {
+		return taskrun.Outcome{}, fmt.Errorf("start %s: %w", short, err)
+	}
+	pgid := cmd.Process.Pid
+	run.Started(pgid)
+
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var waitErr error
+	select {
+	case waitErr = <-waited:
+	case <-ctx.Done():
+		waitErr = s.stop(pgid, waited)
+	}
+
+	summary := lastLines(run.Tail(summaryBytes * 2))
+	state := cmd.ProcessState
+	if state == nil {
+		return taskrun.Outcome{Summary: summary}, fmt.Errorf("run %s: %w", short, waitErr)
+	}
+	code := state.ExitCode()
+	out := taskrun.Outcome{Summary: summary}
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		sig := signalName(ws.Signal())
+		run.Progress("", "Killed by "+sig)
+		return out, fmt.Errorf("killed by %s", sig)
+	}
+	out.ExitCode = &code
+	run.Progress("", fmt.Sprintf("Exited with code %d", code))
+	if code != 0 {
+		return out, fmt.Errorf("exited with code %d", code)
+	}
+	out.Result = &task.Result{Text: summary, Source: task.SourceExit, At: time.Now().UTC()}
+	return out, nil
+}
+
+// stop sends SIGTERM to the group, then SIGKILL after the grace period.
+func (s *Shell) stop(pgid int, waited <-chan error) error {
+	grace := s.Grace
+	if grace == 0 {
+		grace = StopGrace
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case err := <-waited:
+		// bash may be gone while others in its group still run.
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		return err
+	case <-time.After(grace):
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	return <-waited
+}
+
+func (s *Shell) tilde(dir string) string {
+	if s.Home == "" {
+		return dir
+	}
+	if dir == s.Home {
+		return "~"
+	}
+	if rel, err := filepath.Rel(s.Home, dir); err == nil && !strings.HasPrefix(rel, "..") {
+		return "~/" + rel
+	}
+	return dir
+}
+
+// shorten makes a command fit on one line of a card.
+func shorten(command string) string {
+	line := command
+	if i := strings.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i] + " …"
+	}
+	if r := []rune(line); len(r) > 80 {
+		line = string(r[:79]) + "…"
+	}
+	return line
+}
+
+// lastLines keeps the last lines of output, bounded in lines and bytes.
+func lastLines(tail string) string {
+	tail = strings.TrimRight(tail, "\n\r\t ")
+	lines := strings.Split(tail, "\n")
+	if len(lines) > summaryLines {
+		lines = lines[len(lines)-summaryLines:]
+	}
+	s := strings.Join(lines, "\n")
+	if len(s) > summaryBytes {
+		s = s[len(s)-summaryBytes:]
+		for len(s) > 0 && s[0]&0xC0 == 0x80 { // do not start inside a rune
+			s = s[1:]
+		}
+	}
+	return s
+}
+
+func signalName(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGSEGV:
+		return "SIGSEGV"
+	case syscall.SIGABRT:
+		return "SIGABRT"
+	case syscall.SIGPIPE:
+		return "SIGPIPE"
+	}
+	return fmt.Sprintf("signal %d", int(sig))
+}

@@ -1,0 +1,9 @@
+package shell
+
+import "syscall"
+
+// sysProcAttr puts the command in its own process group (so stop reaches
+// every child) and has the kernel kill it if Conch dies.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}

@@ -1,0 +1,209 @@
+package taskrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"conch/backend/task"
+)
+
+// outputFlush is how often a running task's outputBytes is saved and
+// announced, so live views know there is more to read without a write per
+// chunk of output.
+const outputFlush = 250 * time.Millisecond
+
+// run carries one task from queued to a finished status. It owns the slot
+// it was given and frees it on return.
+func (r *Runner) run(ctx context.Context, e *entry, kind task.Kind) {
+	defer r.wg.Done()
+	defer func() {
+		e.mu.Lock()
+		e.cancel(nil)
+		e.cancel = nil
+		close(e.done)
+		e.mu.Unlock()
+		r.mu.Lock()
+		r.active[kind]--
+		r.mu.Unlock()
+		r.dispatch()
+	}()
+
+	id := e.t.ID
+	started, err := r.updateEntry(e, func(t *task.Task) error {
+		return t.SetStatus(task.Running, r.cfg.Now())
+	})
+	if err != nil {
+		// Stopped or deleted between dequeue and start: nothing to run.
+		return
+	}
+	ex := r.cfg.Executors[started.Provider]
+	if ex == nil {
+		r.finish(e, nil, Outcome{}, fmt.Errorf("provider %q is not available", started.Provider))
+		return
+	}
+	if ready, reason := ex.Ready(); !ready {
+		r.finish(e, nil, Outcome{}, errors.New(reason))
+		return
+	}
+	w, err := r.cfg.Logs.Open(id)
+	if err != nil {
+		r.finish(e, nil, Outcome{}, fmt.Errorf("open output: %w", err))
+		return
+	}
+	if w.Size() > 0 {
+		fmt.Fprintf(w, "\n── tried again %s ──\n", r.cfg.Now().Local().Format("15:04:05"))
+	}
+
+	flushDone := make(chan struct{})
+	flushCtx, stopFlush := context.WithCancel(ctx)
+	go func() {
+		defer close(flushDone)
+		r.flushOutput(flushCtx, e, w.Size)
+	}()
+
+	out, runErr := ex.Execute(ctx, &Run{
+		Task:   started,
+		Output: w,
+		Tail:   w.Tail,
+		Progress: func(current, step string) {
+			_, _ = r.updateEntry(e, func(t *task.Task) error {
+				if current != "" {
+					t.Current = current
+				}
+				if step != "" {
+					t.AddStep(step)
+				}
+				return nil
+			})
+		},
+		Ask: func(ctx context.Context, tool, detail string) (bool, error) {
+			return r.ask(ctx, e, tool, detail)
+		},
+		Started: func(pid int) {
+			_, _ = r.updateEntry(e, func(t *task.Task) error { t.Pid = pid; return nil })
+		},
+	})
+	stopFlush()
+	<-flushDone
+	size := w.Size()
+	if err := w.Close(); err != nil && runErr == nil {
+		runErr = fmt.Errorf("close output: %w", err)
+	}
+	r.finish(e, &size, out, finishCause(ctx, runErr))
+}
+
+// finishCause says why a run ended: stopped by the person, interrupted by
+// shutdown, or the executor's own error (nil for done).
+func finishCause(ctx context.Context, runErr error) error {
+	if cause := context.Cause(ctx); cause != nil {
+		if errors.Is(cause, errStopped) {
+			return errStopped
+		}
+		return errInterrupted
+	}
+	return runErr
+}
+
+var errInterrupted = errors.New(InterruptedReason)
+
+// finish writes the run's final status.
+func (r *Runner) finish(e *entry, size *int64, out Outcome, cause error) {
+	_, err := r.updateEntry(e, func(t *task.Task) error {
+		if size != nil {
+			t.OutputBytes = *size
+		}
+		t.ExitCode = out.ExitCode
+		t.Summary = out.Summary
+		if out.Result != nil {
+			res := *out.Result
+			t.Result = &res
+		}
+		now := r.cfg.Now()
+		switch {
+		case cause == nil:
+			return t.SetStatus(task.Done, now)
+		case errors.Is(cause, errStopped):
+			t.AddStep("Stopped")
+			return t.SetStatus(task.Stopped, now)
+		case errors.Is(cause, errInterrupted):
+			t.Error = InterruptedReason
+			return t.SetStatus(task.Interrupted, now)
+		default:
+			t.Error = cause.Error()
+			return t.SetStatus(task.Failed, now)
+		}
+	})
+	_ = err // a refused change means the task already ended (e.g. deleted)
+}
+
+// flushOutput saves the log's size while the task runs.
+func (r *Runner) flushOutput(ctx context.Context, e *entry, size func() int64) {
+	tick := time.NewTicker(outputFlush)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			n := size()
+			e.mu.Lock()
+			same := e.t.OutputBytes == n
+			e.mu.Unlock()
+			if !same {
+				_, _ = r.updateEntry(e, func(t *task.Task) error { t.OutputBytes = n; return nil })
+			}
+		}
+	}
+}
+
+// ask puts a question on the task and waits for Answer, the timeout or ctx.
+func (r *Runner) ask(ctx context.Context, e *entry, tool, detail string) (bool, error) {
+	now := r.cfg.Now().UTC()
+	q := task.Question{ID: uuid.NewString(), Tool: tool, Detail: detail, AskedAt: now, ExpiresAt: now.Add(r.cfg.AskTimeout)}
+	answer := make(chan bool, 1)
+	e.mu.Lock()
+	_, err := r.updateLocked(e, func(t *task.Task) error {
+		if err := t.SetStatus(task.NeedsYou, now); err != nil {
+			return err
+		}
+		t.Ask = &q
+		t.Current = "Waiting for your OK"
+		return nil
+	})
+	if err == nil {
+		e.askID, e.answer = q.ID, answer
+	}
+	e.mu.Unlock()
+	if err != nil {
+		return false, err
+	}
+	timer := time.NewTimer(r.cfg.AskTimeout)
+	defer timer.Stop()
+	select {
+	case allow := <-answer:
+		if !allow {
+			return false, ErrDeclined
+		}
+		return true, nil
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+	e.mu.Lock()
+	pending := e.askID == q.ID
+	e.askID = ""
+	e.mu.Unlock()
+	if !pending { // answered at the same moment: the answer wins
+		if allow := <-answer; allow {
+			return true, nil
+		}
+		return false, ErrDeclined
+	}
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	return false, ErrNoAnswer
+}

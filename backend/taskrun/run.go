@@ -1,0 +1,62 @@
+package taskrun
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"conch/backend/task"
+)
+
+// Executor does one task's work for one kind of provider. The runner owns the
+// task's status; an executor only reports progress, asks, and returns.
+type Executor interface {
+	// Ready says whether the provider can take work now, and why not.
+	Ready() (bool, string)
+	// Execute runs the task until it ends or ctx is cancelled. A nil error
+	// means done; any error fails the task with err.Error() as its reason,
+	// unless the runner cancelled ctx (stop, shutdown).
+	Execute(ctx context.Context, run *Run) (Outcome, error)
+}
+
+// Run is what an executor gets to work with for one run of a task.
+type Run struct {
+	// Task is a snapshot of the task as it started running.
+	Task task.Task
+	// Output is the task's append-only log.
+	Output io.Writer
+	// Tail returns up to n of the last bytes written to Output.
+	Tail func(n int) string
+	// Progress sets what the task is doing now and appends a past-tense step;
+	// either may be empty to leave it as it is.
+	Progress func(current, step string)
+	// Ask puts a permission question to the person and waits for the answer,
+	// the one-hour timeout (ErrNoAnswer) or ctx. It reports whether the action
+	// was allowed.
+	Ask func(ctx context.Context, tool, detail string) (bool, error)
+	// Started records the process group the task runs in, so that a Conch
+	// that dies can end it at its next start.
+	Started func(pid int)
+}
+
+// Outcome is what a finished run produced.
+type Outcome struct {
+	Summary  string
+	Result   *task.Result
+	ExitCode *int
+}
+
+// Sentinel errors an executor may return; the runner turns them into the
+// task's reason.
+var (
+	// ErrDeclined is returned when the person answered a question with Deny.
+	ErrDeclined = errors.New("You declined")
+	// ErrNoAnswer is returned when a question timed out.
+	ErrNoAnswer = errors.New("No answer within an hour")
+	// ErrPlanMode is returned by executors that cannot do anything read-only.
+	ErrPlanMode = errors.New("plan mode runs nothing")
+)
+
+// EnvTaskID marks every process a task starts, so healing can recognise
+// processes left behind by a Conch that died.
+const EnvTaskID = "CONCH_TASK_ID"

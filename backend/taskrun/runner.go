@@ -1,0 +1,574 @@
+// Package taskrun runs tasks: per-kind slots with a FIFO queue, stop, retry,
+// delete, answering questions, and healing at start.
+//
+// Every change to a task goes through one path (update): it is applied to a
+// copy, written to the store, and only then kept and published, so a crash at
+// any point leaves a record that healing can explain.
+package taskrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"conch/backend/event"
+	"conch/backend/output"
+	"conch/backend/pref"
+	"conch/backend/store"
+	"conch/backend/task"
+)
+
+// Errors the surfaces map to HTTP statuses.
+var (
+	// ErrNotFound is returned for an unknown task id.
+	ErrNotFound = errors.New("no such task")
+	// ErrInvalid is returned for a request that can never succeed as written.
+	ErrInvalid = errors.New("invalid request")
+	// ErrConflict is returned when the task's state does not allow the
+	// operation (deleting a running task, answering a stale question).
+	ErrConflict = errors.New("conflict")
+)
+
+// InterruptedReason is the error of a task that was running when Conch stopped.
+const InterruptedReason = "Conch stopped while this was running."
+
+// AskTimeout is how long a question waits for the person.
+const AskTimeout = time.Hour
+
+// stopGrace is how long Stop waits for a run to end before answering.
+const stopGrace = 10 * time.Second
+
+var errStopped = errors.New("stopped by request")
+
+// Config wires a Runner.
+type Config struct {
+	Store     store.Store
+	Bus       *event.Bus
+	Logs      *output.Logs
+	Executors map[string]Executor
+	// Home is the folder a task without cwd runs in.
+	Home string
+	// AskTimeout overrides AskTimeout (tests).
+	AskTimeout time.Duration
+	// Now overrides time.Now (tests).
+	Now func() time.Time
+	// Reap ends a process group left behind by an earlier Conch, if it is
+	// still there and belongs to the task. Nil uses the platform's reaper.
+	Reap func(pid int, taskID string)
+}
+
+// Runner owns every task's life. Start it once, Stop it once (Stop is safe
+// twice and before Start).
+type Runner struct {
+	cfg Config
+
+	mu      sync.Mutex // guards the fields below
+	entries map[string]*entry
+	queue   map[task.Kind][]string
+	active  map[task.Kind]int
+	limits  pref.Limits
+	started bool
+	closed  bool
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// entry is the live state of one task; mu orders its changes.
+type entry struct {
+	mu     sync.Mutex
+	t      task.Task
+	cancel context.CancelCauseFunc // set while a run is active
+	done   chan struct{}           // closed when the active run ends
+	askID  string                  // the pending question, if any
+	answer chan bool
+}
+
+// New returns a runner; call Start before use.
+func New(cfg Config) *Runner {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.AskTimeout == 0 {
+		cfg.AskTimeout = AskTimeout
+	}
+	if cfg.Reap == nil {
+		cfg.Reap = reapGroup
+	}
+	return &Runner{
+		cfg:     cfg,
+		entries: map[string]*entry{},
+		queue:   map[task.Kind][]string{},
+		active:  map[task.Kind]int{},
+		limits:  pref.Defaults().Limits,
+	}
+}
+
+// Start loads every task, heals the ones a dead Conch left running, queues
+// the waiting ones and starts dispatching.
+func (r *Runner) Start(ctx context.Context) error {
+	prefs, err := r.cfg.Store.Preferences()
+	if err != nil {
+		return fmt.Errorf("start runner: %w", err)
+	}
+	tasks, err := r.cfg.Store.Tasks()
+	if err != nil {
+		return fmt.Errorf("start runner: %w", err)
+	}
+	r.mu.Lock()
+	if r.started || r.closed {
+		r.mu.Unlock()
+		return errors.New("start runner: already started or stopped")
+	}
+	r.started = true
+	r.limits = prefs.Limits
+	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	for _, t := range tasks {
+		r.entries[t.ID] = &entry{t: t}
+	}
+	r.mu.Unlock()
+
+	for _, t := range tasks {
+		switch t.Status {
+		case task.Running, task.NeedsYou:
+			if t.Pid > 0 {
+				r.cfg.Reap(t.Pid, t.ID)
+			}
+			if _, err := r.update(t.ID, func(t *task.Task) error {
+				t.Error = InterruptedReason
+				t.AddStep("Interrupted when Conch stopped")
+				return t.SetStatus(task.Interrupted, r.cfg.Now())
+			}); err != nil {
+				return fmt.Errorf("heal task %s: %w", t.ID, err)
+			}
+		case task.Queued:
+			r.mu.Lock()
+			r.queue[t.Kind] = append(r.queue[t.Kind], t.ID)
+			r.mu.Unlock()
+		}
+	}
+	r.dispatch()
+	return nil
+}
+
+// Stop ends every run (their tasks become interrupted) and waits for them.
+func (r *Runner) Stop() {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return
+	}
+	r.closed = true
+	cancel := r.cancel
+	r.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	r.wg.Wait()
+}
+
+// SetLimits changes how many tasks of each kind run at once.
+func (r *Runner) SetLimits(l pref.Limits) {
+	r.mu.Lock()
+	r.limits = l
+	r.mu.Unlock()
+	r.dispatch()
+}
+
+// Options are the optional settings of a new task.
+type Options struct {
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	Mode     string `json:"mode,omitempty"`
+	Cwd      string `json:"cwd,omitempty"`
+	Check    string `json:"check,omitempty"`
+}
+
+// CreateRequest is what it takes to start a background task.
+type CreateRequest struct {
+	Text           string  `json:"text"`
+	ConversationID string  `json:"conversationId,omitempty"`
+	Title          string  `json:"title,omitempty"`
+	Options        Options `json:"options,omitempty"`
+}
+
+// maxText bounds a task's text; larger work belongs in a file.
+const maxText = 64 << 10
+
+// Create validates req, writes the task as queued and schedules it.
+func (r *Runner) Create(req CreateRequest) (task.Task, error) {
+	t, err := r.newTask(req)
+	if err != nil {
+		return task.Task{}, err
+	}
+	if ex, ok := r.cfg.Executors[t.Provider]; ok {
+		if ready, reason := ex.Ready(); !ready {
+			t.Status = task.Failed
+			t.Error = reason
+			now := r.cfg.Now()
+			t.EndedAt = &now
+		}
+	}
+	t.Rev = 1
+	if err := r.cfg.Store.PutTask(t); err != nil {
+		return task.Task{}, fmt.Errorf("create task: %w", err)
+	}
+	e := &entry{t: t}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return task.Task{}, errors.New("create task: Conch is shutting down")
+	}
+	r.entries[t.ID] = e
+	if t.Status == task.Queued {
+		r.queue[t.Kind] = append(r.queue[t.Kind], t.ID)
+	}
+	// Publish under r.mu so the queued copy goes out before dispatch can
+	// announce the running one.
+	r.publish(t)
+	r.mu.Unlock()
+	r.dispatch()
+	return t.Clone(), nil
+}
+
+func (r *Runner) newTask(req CreateRequest) (task.Task, error) {
+	text := strings.TrimSpace(req.Text)
+	if text == "" {
+		return task.Task{}, fmt.Errorf("%w: text is empty: write what the task should do", ErrInvalid)
+	}
+	if len(req.Text) > maxText {
+		return task.Task{}, fmt.Errorf("%w: text is longer than %d bytes", ErrInvalid, maxText)
+	}
+	o := req.Options
+	if o.Provider == "" {
+		o.Provider = "shell"
+	}
+	if _, ok := r.cfg.Executors[o.Provider]; !ok {
+		return task.Task{}, fmt.Errorf("%w: unknown provider %q (known: %s)", ErrInvalid, o.Provider, strings.Join(r.providerNames(), ", "))
+	}
+	mode := task.Mode(o.Mode)
+	if o.Mode == "" {
+		mode = task.Ask
+	}
+	if !mode.Valid() {
+		return task.Task{}, fmt.Errorf("%w: unknown mode %q (plan, ask, edits or auto)", ErrInvalid, o.Mode)
+	}
+	if o.Check != "" {
+		return task.Task{}, fmt.Errorf("%w: check commands are not supported yet", ErrInvalid)
+	}
+	cwd := o.Cwd
+	if cwd == "" {
+		cwd = r.cfg.Home
+	}
+	if !filepath.IsAbs(cwd) {
+		return task.Task{}, fmt.Errorf("%w: folder %q is not an absolute path", ErrInvalid, cwd)
+	}
+	cwd = filepath.Clean(cwd)
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		return task.Task{}, fmt.Errorf("%w: folder %s does not exist", ErrInvalid, cwd)
+	}
+	title := strings.TrimSpace(req.Title)
+	if title == "" {
+		title = task.TitleFrom(text)
+	}
+	if len(title) > 200 {
+		return task.Task{}, fmt.Errorf("%w: title is longer than 200 bytes", ErrInvalid)
+	}
+	return task.Task{
+		ID:                   uuid.NewString(),
+		Kind:                 task.Background,
+		Status:               task.Queued,
+		Title:                title,
+		Text:                 req.Text,
+		ParentConversationID: req.ConversationID,
+		Provider:             o.Provider,
+		Model:                o.Model,
+		Mode:                 mode,
+		Cwd:                  cwd,
+		Steps:                []string{},
+		Wake:                 task.WakeNone,
+		CreatedAt:            r.cfg.Now().UTC(),
+	}, nil
+}
+
+func (r *Runner) providerNames() []string {
+	var names []string
+	for n := range r.cfg.Executors {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Get returns one task.
+func (r *Runner) Get(id string) (task.Task, error) {
+	e, err := r.entry(id)
+	if err != nil {
+		return task.Task{}, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.t.Clone(), nil
+}
+
+// Slots reports how many tasks of a kind hold a slot, and the limit.
+type Slots struct {
+	Running int `json:"running"`
+	Limit   int `json:"limit"`
+}
+
+// Concurrent is the slot use of both kinds.
+type Concurrent struct {
+	Background Slots `json:"background"`
+	Helper     Slots `json:"helper"`
+}
+
+// List returns every task, oldest first, and the slot use.
+func (r *Runner) List() ([]task.Task, Concurrent) {
+	r.mu.Lock()
+	entries := make([]*entry, 0, len(r.entries))
+	for _, e := range r.entries {
+		entries = append(entries, e)
+	}
+	c := Concurrent{
+		Background: Slots{Running: r.active[task.Background], Limit: r.limits.Background},
+		Helper:     Slots{Running: r.active[task.Helper], Limit: r.limits.Helper},
+	}
+	r.mu.Unlock()
+	out := make([]task.Task, 0, len(entries))
+	for _, e := range entries {
+		e.mu.Lock()
+		out = append(out, e.t.Clone())
+		e.mu.Unlock()
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.Before(out[j].CreatedAt)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, c
+}
+
+// StopTask stops a waiting, working or asking task. A working task is sent
+// SIGTERM (then SIGKILL); StopTask waits briefly for it to end.
+func (r *Runner) StopTask(id string) (task.Task, error) {
+	e, err := r.entry(id)
+	if err != nil {
+		return task.Task{}, err
+	}
+	if t, ok, err := r.stopQueued(id, e); ok {
+		return t, err
+	}
+	e.mu.Lock()
+	if !e.t.Status.Active() || e.cancel == nil {
+		t := e.t.Clone()
+		e.mu.Unlock()
+		return t, fmt.Errorf("stop task %s: it is %s: %w", id, t.Status, task.ErrInvalidTransition)
+	}
+	e.cancel(errStopped)
+	done := e.done
+	e.mu.Unlock()
+	select {
+	case <-done:
+	case <-time.After(stopGrace):
+	}
+	return r.Get(id)
+}
+
+// stopQueued stops id if it is still in the queue; ok says whether it was.
+func (r *Runner) stopQueued(id string, e *entry) (task.Task, bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.dequeueLocked(id) {
+		return task.Task{}, false, nil
+	}
+	t, err := r.updateEntry(e, func(t *task.Task) error {
+		t.AddStep("Stopped before it started")
+		return t.SetStatus(task.Stopped, r.cfg.Now())
+	})
+	return t, true, err
+}
+
+func (r *Runner) dequeueLocked(id string) bool {
+	for kind, q := range r.queue {
+		for i, qid := range q {
+			if qid == id {
+				r.queue[kind] = append(q[:i:i], q[i+1:]...)
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Retry runs a finished task again from the start.
+func (r *Runner) Retry(id string) (task.Task, error) {
+	e, err := r.entry(id)
+	if err != nil {
+		return task.Task{}, err
+	}
+	r.mu.Lock()
+	t, err := r.updateEntry(e, func(t *task.Task) error {
+		if err := t.SetStatus(task.Queued, r.cfg.Now()); err != nil {
+			return err
+		}
+		t.Summary, t.Error, t.Note, t.Current = "", "", "", ""
+		t.Result, t.Ask, t.ExitCode, t.Paused = nil, nil, nil, nil
+		t.Steps = []string{}
+		t.Notified = false
+		return nil
+	})
+	if err == nil {
+		r.queue[t.Kind] = append(r.queue[t.Kind], id)
+	}
+	r.mu.Unlock()
+	if err != nil {
+		return t, fmt.Errorf("retry task %s: %w", id, err)
+	}
+	r.dispatch()
+	return t, nil
+}
+
+// Delete removes a task that is not working, and its output. Its chat stays.
+func (r *Runner) Delete(id string) error {
+	e, err := r.entry(id)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.t.Status.Active() {
+		return fmt.Errorf("delete task %s: it is %s; stop it first: %w", id, e.t.Status, ErrConflict)
+	}
+	if err := r.cfg.Store.DeleteTask(id); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("delete task %s: %w", id, err)
+	}
+	r.dequeueLocked(id)
+	delete(r.entries, id)
+	if err := r.cfg.Logs.Remove(id); err != nil {
+		return fmt.Errorf("delete task %s output: %w", id, err)
+	}
+	r.cfg.Bus.Publish(event.Event{Type: event.TaskDeleted, ID: id})
+	return nil
+}
+
+// Answer answers the task's pending question. A second answer, or one for a
+// question that is no longer asked, is refused with ErrConflict.
+func (r *Runner) Answer(id, askID string, allow bool) (task.Task, error) {
+	e, err := r.entry(id)
+	if err != nil {
+		return task.Task{}, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if askID == "" {
+		return e.t.Clone(), fmt.Errorf("%w: askId is empty", ErrInvalid)
+	}
+	if e.askID == "" || e.askID != askID || e.t.Status != task.NeedsYou {
+		return e.t.Clone(), fmt.Errorf("answer task %s: question %s is not waiting for an answer: %w", id, askID, ErrConflict)
+	}
+	if allow {
+		if _, err := r.updateLocked(e, func(t *task.Task) error {
+			t.Ask = nil
+			t.AddStep("You allowed it")
+			return t.SetStatus(task.Running, r.cfg.Now())
+		}); err != nil {
+			return e.t.Clone(), err
+		}
+	}
+	e.askID = ""
+	e.answer <- allow
+	return e.t.Clone(), nil
+}
+
+func (r *Runner) entry(id string) (*entry, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.entries[id]
+	if !ok {
+		return nil, fmt.Errorf("task %q: %w", id, ErrNotFound)
+	}
+	return e, nil
+}
+
+// update applies fn to a copy of the task, stores it, keeps it and publishes
+// it, in that order. If fn or the store fails, nothing changes.
+func (r *Runner) update(id string, fn func(t *task.Task) error) (task.Task, error) {
+	r.mu.Lock()
+	e, ok := r.entries[id]
+	r.mu.Unlock()
+	if !ok {
+		return task.Task{}, fmt.Errorf("task %q: %w", id, ErrNotFound)
+	}
+	return r.updateEntry(e, fn)
+}
+
+// updateEntry is update for a caller that holds the entry already (and may
+// hold r.mu: the lock order is r.mu, then entry.mu).
+func (r *Runner) updateEntry(e *entry, fn func(t *task.Task) error) (task.Task, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return r.updateLocked(e, fn)
+}
+
+func (r *Runner) updateLocked(e *entry, fn func(t *task.Task) error) (task.Task, error) {
+	next := e.t.Clone()
+	if err := fn(&next); err != nil {
+		return e.t.Clone(), err
+	}
+	next.Rev = e.t.Rev + 1
+	if err := r.cfg.Store.PutTask(next); err != nil {
+		return e.t.Clone(), fmt.Errorf("save task %s: %w", next.ID, err)
+	}
+	e.t = next
+	r.publish(next)
+	return next.Clone(), nil
+}
+
+func (r *Runner) publish(t task.Task) {
+	c := t.Clone()
+	r.cfg.Bus.Publish(event.Event{Type: event.TaskChanged, Task: &c})
+}
+
+// dispatch starts queued tasks while their kind has free slots.
+func (r *Runner) dispatch() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.started || r.closed {
+		return
+	}
+	for _, kind := range []task.Kind{task.Background, task.Helper} {
+		limit := r.limits.Background
+		if kind == task.Helper {
+			limit = r.limits.Helper
+		}
+		for r.active[kind] < limit && len(r.queue[kind]) > 0 {
+			id := r.queue[kind][0]
+			r.queue[kind] = r.queue[kind][1:]
+			e, ok := r.entries[id]
+			if !ok {
+				continue
+			}
+			ctx, cancel := context.WithCancelCause(r.ctx)
+			e.mu.Lock()
+			e.cancel = cancel
+			e.done = make(chan struct{})
+			e.mu.Unlock()
+			r.active[kind]++
+			r.wg.Add(1)
+			go r.run(ctx, e, kind)
+		}
+	}
+}

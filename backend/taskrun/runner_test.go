@@ -1,0 +1,540 @@
+package taskrun_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"conch/backend/event"
+	"conch/backend/output"
+	"conch/backend/provider/shell"
+	"conch/backend/store"
+	"conch/backend/task"
+	"conch/backend/taskrun"
+)
+
+type bundle struct {
+	runner *taskrun.Runner
+	store  store.Store
+	bus    *event.Bus
+	logs   *output.Logs
+	dir    string // a working folder for commands
+	home   string
+	dbPath string
+}
+
+type setupOpt func(*taskrun.Config)
+
+// setup starts a runner over a real bbolt store and real shell commands.
+func setup(t *testing.T, opts ...setupOpt) *bundle {
+	t.Helper()
+	home := t.TempDir()
+	dir := t.TempDir()
+	b := &bundle{dir: dir, home: home, dbPath: filepath.Join(home, "conch.db")}
+	b.start(t, opts...)
+	return b
+}
+
+func (b *bundle) start(t *testing.T, opts ...setupOpt) {
+	t.Helper()
+	st, err := store.Open(b.dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.store, b.bus, b.logs = st, event.NewBus(), output.New(filepath.Join(b.home, "tasks"))
+	cfg := taskrun.Config{
+		Store: st, Bus: b.bus, Logs: b.logs, Home: b.dir,
+		Executors: map[string]taskrun.Executor{"shell": &shell.Shell{Home: b.dir, Grace: 300 * time.Millisecond}},
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	b.runner = taskrun.New(cfg)
+	if err := b.runner.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.stop)
+}
+
+func (b *bundle) stop() {
+	b.runner.Stop()
+	b.bus.Close()
+	_ = b.store.Close()
+}
+
+func (b *bundle) create(t *testing.T, text string, mode task.Mode) task.Task {
+	t.Helper()
+	tk, err := b.runner.Create(taskrun.CreateRequest{Text: text, Options: taskrun.Options{Mode: string(mode), Cwd: b.dir}})
+	if err != nil {
+		t.Fatalf("create %q: %v", text, err)
+	}
+	return tk
+}
+
+// waitFor polls until the task satisfies ok, failing after 15 s.
+func (b *bundle) waitFor(t *testing.T, id string, what string, ok func(task.Task) bool) task.Task {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		tk, err := b.runner.Get(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok(tk) {
+			return tk
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s never became %s; last: status=%s error=%q steps=%v", id, what, tk.Status, tk.Error, tk.Steps)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (b *bundle) waitStatus(t *testing.T, id string, s task.Status) task.Task {
+	t.Helper()
+	return b.waitFor(t, id, string(s), func(tk task.Task) bool { return tk.Status == s })
+}
+
+func (b *bundle) output(t *testing.T, id string) string {
+	t.Helper()
+	data, _, err := b.logs.ReadAt(id, 0, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func TestShellTaskRunsToDone(t *testing.T) {
+	b := setup(t)
+	tk := b.create(t, "echo hello; echo world", task.Auto)
+	if tk.Status != task.Queued || tk.Rev != 1 || tk.Title != "echo hello; echo world" || tk.Mode != task.Auto {
+		t.Fatalf("new task: %+v", tk)
+	}
+	done := b.waitStatus(t, tk.ID, task.Done)
+	if done.ExitCode == nil || *done.ExitCode != 0 {
+		t.Fatalf("exit code %v", done.ExitCode)
+	}
+	if done.Summary != "hello\nworld" {
+		t.Fatalf("summary %q", done.Summary)
+	}
+	if done.Result == nil || done.Result.Source != task.SourceExit {
+		t.Fatalf("result %+v", done.Result)
+	}
+	wantSteps := []string{"Started echo hello; echo world", "Exited with code 0"}
+	if strings.Join(done.Steps, "|") != strings.Join(wantSteps, "|") {
+		t.Fatalf("steps %q", done.Steps)
+	}
+	if got := b.output(t, tk.ID); got != "hello\nworld\n" {
+		t.Fatalf("output %q", got)
+	}
+	if done.OutputBytes != 12 || done.StartedAt == nil || done.EndedAt == nil || done.Current != "" {
+		t.Fatalf("finished record: %+v", done)
+	}
+}
+
+func TestDefaultModeIsAskAndCwdDefaultsToHome(t *testing.T) {
+	b := setup(t)
+	tk, err := b.runner.Create(taskrun.CreateRequest{Text: "pwd"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk.Mode != task.Ask || tk.Cwd != b.dir || tk.Provider != "shell" || tk.Kind != task.Background {
+		t.Fatalf("defaults: %+v", tk)
+	}
+}
+
+func TestNonZeroExitFails(t *testing.T) {
+	b := setup(t)
+	tk := b.create(t, "echo oops >&2; exit 3", task.Auto)
+	f := b.waitStatus(t, tk.ID, task.Failed)
+	if f.Error != "exited with code 3" || f.ExitCode == nil || *f.ExitCode != 3 {
+		t.Fatalf("failed record: error=%q exit=%v", f.Error, f.ExitCode)
+	}
+	if f.Summary != "oops" {
+		t.Fatalf("summary %q", f.Summary)
+	}
+}
+
+func TestPlanModeRunsNothing(t *testing.T) {
+	b := setup(t)
+	marker := filepath.Join(b.dir, "ran")
+	tk := b.create(t, "touch "+marker, task.Plan)
+	f := b.waitStatus(t, tk.ID, task.Failed)
+	if f.Error != "plan mode runs nothing" {
+		t.Fatalf("error %q", f.Error)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("plan mode ran the command")
+	}
+}
+
+func TestAskAllowRunsDenyFails(t *testing.T) {
+	for _, mode := range []task.Mode{task.Ask, task.Edits} {
+		t.Run(string(mode), func(t *testing.T) {
+			b := setup(t)
+			marker := filepath.Join(b.dir, "ran")
+			tk := b.create(t, "touch "+marker, mode)
+			asking := b.waitStatus(t, tk.ID, task.NeedsYou)
+			q := asking.Ask
+			if q == nil || q.Tool != "run_command" || q.Detail != "Run `touch "+marker+"` in ~?" {
+				t.Fatalf("ask %+v", q)
+			}
+			if d := q.ExpiresAt.Sub(q.AskedAt); d != time.Hour {
+				t.Fatalf("timeout %v", d)
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Fatal("ran before the answer")
+			}
+			if _, err := b.runner.Answer(tk.ID, "wrong", true); !errors.Is(err, taskrun.ErrConflict) {
+				t.Fatalf("wrong ask id: %v", err)
+			}
+			after, err := b.runner.Answer(tk.ID, q.ID, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after.Status != task.Running && after.Status != task.Done {
+				t.Fatalf("after allow: %s", after.Status)
+			}
+			if _, err := b.runner.Answer(tk.ID, q.ID, true); !errors.Is(err, taskrun.ErrConflict) {
+				t.Fatalf("second answer: %v", err)
+			}
+			b.waitStatus(t, tk.ID, task.Done)
+			if _, err := os.Stat(marker); err != nil {
+				t.Fatal("allowed command did not run")
+			}
+
+			tk2 := b.create(t, "touch "+marker+"2", mode)
+			q2 := b.waitStatus(t, tk2.ID, task.NeedsYou).Ask
+			if _, err := b.runner.Answer(tk2.ID, q2.ID, false); err != nil {
+				t.Fatal(err)
+			}
+			f := b.waitStatus(t, tk2.ID, task.Failed)
+			if f.Error != "You declined" || f.Ask != nil {
+				t.Fatalf("declined: %+v", f)
+			}
+			if _, err := os.Stat(marker + "2"); err == nil {
+				t.Fatal("declined command ran")
+			}
+		})
+	}
+}
+
+func TestUnansweredQuestionTimesOut(t *testing.T) {
+	b := setup(t, func(c *taskrun.Config) { c.AskTimeout = 150 * time.Millisecond })
+	tk := b.create(t, "true", task.Ask)
+	f := b.waitStatus(t, tk.ID, task.Failed)
+	if f.Error != "No answer within an hour" {
+		t.Fatalf("error %q", f.Error)
+	}
+}
+
+func TestSlotsAndFIFO(t *testing.T) {
+	b := setup(t)
+	release := filepath.Join(b.dir, "release")
+	var ids []string
+	for i := 0; i < 5; i++ {
+		cmd := fmt.Sprintf("while [ ! -e %s ]; do sleep 0.02; done; echo %d", release, i)
+		ids = append(ids, b.create(t, cmd, task.Auto).ID)
+	}
+	for _, id := range ids[:3] {
+		b.waitStatus(t, id, task.Running)
+	}
+	for _, id := range ids[3:] {
+		if tk, _ := b.runner.Get(id); tk.Status != task.Queued {
+			t.Fatalf("task beyond the limit is %s", tk.Status)
+		}
+	}
+	_, c := b.runner.List()
+	if c.Background.Running != 3 || c.Background.Limit != 3 || c.Helper.Limit != 4 {
+		t.Fatalf("concurrent %+v", c)
+	}
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var started []time.Time
+	for _, id := range ids {
+		tk := b.waitStatus(t, id, task.Done)
+		started = append(started, *tk.StartedAt)
+	}
+	if started[3].After(started[4]) {
+		t.Fatalf("queue is not FIFO: 4th started %v, 5th %v", started[3], started[4])
+	}
+	if !started[3].After(started[2]) {
+		t.Fatal("4th task started before a slot was free")
+	}
+}
+
+func TestStopQueuedRunningAndAsking(t *testing.T) {
+	b := setup(t)
+	var running []task.Task
+	for i := 0; i < 3; i++ {
+		running = append(running, b.create(t, "sleep 30", task.Auto))
+	}
+	queued := b.create(t, "echo never", task.Auto)
+	for _, r := range running {
+		b.waitStatus(t, r.ID, task.Running)
+	}
+	st, err := b.runner.StopTask(queued.ID)
+	if err != nil || st.Status != task.Stopped {
+		t.Fatalf("stop queued: %v %+v", err, st)
+	}
+	stopped, err := b.runner.StopTask(running[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stopped.Status != task.Stopped || stopped.Error != "" {
+		t.Fatalf("stop running: %+v", stopped)
+	}
+	for _, r := range running[1:] {
+		if _, err := b.runner.StopTask(r.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	asking := b.create(t, "echo hi", task.Ask)
+	b.waitStatus(t, asking.ID, task.NeedsYou)
+	s2, err := b.runner.StopTask(asking.ID)
+	if err != nil || s2.Status != task.Stopped || s2.Ask != nil {
+		t.Fatalf("stop asking: %v %+v", err, s2)
+	}
+	if _, err := b.runner.StopTask(asking.ID); !errors.Is(err, task.ErrInvalidTransition) {
+		t.Fatalf("stop a stopped task: %v", err)
+	}
+	if _, err := b.runner.StopTask("nope"); !errors.Is(err, taskrun.ErrNotFound) {
+		t.Fatalf("stop unknown: %v", err)
+	}
+}
+
+func TestStopKillsAfterGraceWhenTermIsIgnored(t *testing.T) {
+	b := setup(t)
+	tk := b.create(t, "trap '' TERM; echo ready; while true; do sleep 0.05; done", task.Auto)
+	b.waitFor(t, tk.ID, "printing", func(tk task.Task) bool { return tk.OutputBytes > 0 })
+	start := time.Now()
+	st, err := b.runner.StopTask(tk.ID)
+	if err != nil || st.Status != task.Stopped {
+		t.Fatalf("%v %+v", err, st)
+	}
+	if time.Since(start) < 250*time.Millisecond {
+		t.Fatal("stopped before the grace period: SIGTERM was not ignored?")
+	}
+}
+
+func TestSignalledCommandFails(t *testing.T) {
+	b := setup(t)
+	tk := b.create(t, "kill -TERM $$", task.Auto)
+	f := b.waitStatus(t, tk.ID, task.Failed)
+	if f.Error != "killed by SIGTERM" {
+		t.Fatalf("error %q", f.Error)
+	}
+}
+
+func TestRetryRunsAgainFromTheStart(t *testing.T) {
+	b := setup(t)
+	tk := b.create(t, "echo run; exit 1", task.Auto)
+	b.waitStatus(t, tk.ID, task.Failed)
+	if _, err := b.runner.Retry(tk.ID); err != nil {
+		t.Fatal(err)
+	}
+	again := b.waitStatus(t, tk.ID, task.Failed)
+	if again.Rev <= 3 || len(again.Steps) != 2 {
+		t.Fatalf("retried: rev %d steps %v", again.Rev, again.Steps)
+	}
+	if out := b.output(t, tk.ID); strings.Count(out, "run\n") != 2 || !strings.Contains(out, "tried again") {
+		t.Fatalf("output after retry %q", out)
+	}
+	running := b.create(t, "sleep 30", task.Auto)
+	b.waitStatus(t, running.ID, task.Running)
+	if _, err := b.runner.Retry(running.ID); !errors.Is(err, task.ErrInvalidTransition) {
+		t.Fatalf("retry running: %v", err)
+	}
+}
+
+func TestDeleteRefusesRunningAndRemovesFinished(t *testing.T) {
+	b := setup(t)
+	running := b.create(t, "sleep 30", task.Auto)
+	b.waitStatus(t, running.ID, task.Running)
+	if err := b.runner.Delete(running.ID); !errors.Is(err, taskrun.ErrConflict) {
+		t.Fatalf("delete running: %v", err)
+	}
+	done := b.create(t, "echo x", task.Auto)
+	b.waitStatus(t, done.ID, task.Done)
+	sub := b.bus.Subscribe(16)
+	defer sub.Close()
+	if err := b.runner.Delete(done.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.runner.Get(done.ID); !errors.Is(err, taskrun.ErrNotFound) {
+		t.Fatalf("get deleted: %v", err)
+	}
+	if _, err := b.store.Task(done.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("store still has it: %v", err)
+	}
+	if _, err := os.Stat(b.logs.Path(done.ID)); !os.IsNotExist(err) {
+		t.Fatalf("output left behind: %v", err)
+	}
+	ev := <-sub.C()
+	if ev.Type != event.TaskDeleted || ev.ID != done.ID {
+		t.Fatalf("event %+v", ev)
+	}
+	if err := b.runner.Delete(done.ID); !errors.Is(err, taskrun.ErrNotFound) {
+		t.Fatalf("delete twice: %v", err)
+	}
+}
+
+func TestCreateRefusesBadInput(t *testing.T) {
+	b := setup(t)
+	cases := []taskrun.CreateRequest{
+		{Text: "  "},
+		{Text: "ls", Options: taskrun.Options{Mode: "yolo"}},
+		{Text: "ls", Options: taskrun.Options{Provider: "nope"}},
+		{Text: "ls", Options: taskrun.Options{Cwd: "relative/dir"}},
+		{Text: "ls", Options: taskrun.Options{Cwd: "/does/not/exist"}},
+		{Text: strings.Repeat("x", 70<<10)},
+	}
+	for _, c := range cases {
+		if _, err := b.runner.Create(c); !errors.Is(err, taskrun.ErrInvalid) {
+			t.Errorf("create %+v: want ErrInvalid, got %v", c.Options, err)
+		}
+	}
+	if tasks, _ := b.runner.List(); len(tasks) != 0 {
+		t.Fatalf("refused requests left %d tasks", len(tasks))
+	}
+}
+
+func TestEveryPublishedChangeIsAlreadyDurable(t *testing.T) {
+	b := setup(t)
+	sub := b.bus.Subscribe(1024)
+	defer sub.Close()
+	tk := b.create(t, "echo a; sleep 0.3; echo b", task.Auto)
+	b.waitStatus(t, tk.ID, task.Done)
+	seen := 0
+	for len(sub.C()) > 0 {
+		ev := <-sub.C()
+		stored, err := b.store.Task(ev.Task.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stored.Rev < ev.Task.Rev {
+			t.Fatalf("published rev %d before it was stored (store has %d)", ev.Task.Rev, stored.Rev)
+		}
+		if ev.Task.Rev != int64(seen+1) {
+			t.Fatalf("revs out of order: got %d after %d", ev.Task.Rev, seen)
+		}
+		seen++
+	}
+	if seen < 4 {
+		t.Fatalf("only %d events", seen)
+	}
+}
+
+func TestShutdownInterruptsAndRestartKeepsEverything(t *testing.T) {
+	b := setup(t)
+	tk := b.create(t, "echo before; sleep 30", task.Auto)
+	b.waitFor(t, tk.ID, "printing", func(tk task.Task) bool { return tk.OutputBytes > 0 })
+	done := b.create(t, "echo fine", task.Auto)
+	b.waitStatus(t, done.ID, task.Done)
+	b.stop()
+
+	b.start(t)
+	got, err := b.runner.Get(tk.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != task.Interrupted || got.Error != taskrun.InterruptedReason {
+		t.Fatalf("after restart: %s %q", got.Status, got.Error)
+	}
+	if out := b.output(t, tk.ID); out != "before\n" {
+		t.Fatalf("output %q", out)
+	}
+	if d, _ := b.runner.Get(done.ID); d.Status != task.Done || d.Summary != "fine" {
+		t.Fatalf("done task after restart: %+v", d)
+	}
+	if _, err := b.runner.Retry(tk.ID); err != nil {
+		t.Fatal(err)
+	}
+	b.waitStatus(t, tk.ID, task.Running)
+}
+
+// A Conch that died leaves a record saying running and a process group; the
+// next start marks the task interrupted and ends the processes.
+func TestHealingEndsLeftoverProcesses(t *testing.T) {
+	b := setup(t)
+	b.stop()
+
+	id := "0b6f1a52-3c7e-4c39-9f57-7f0d3c1b9a10"
+	cmd := exec.Command("bash", "-c", "sleep 60 & sleep 60; wait")
+	cmd.Env = append(os.Environ(), taskrun.EnvTaskID+"="+id)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+
+	st, err := store.Open(b.dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	left := task.Task{ID: id, Kind: task.Background, Status: task.Running, Title: "sleep", Text: "sleep 60",
+		Provider: "shell", Mode: task.Auto, Cwd: b.dir, Pid: cmd.Process.Pid, CreatedAt: now, StartedAt: &now, Rev: 4}
+	asking := task.Task{ID: "1b6f1a52-3c7e-4c39-9f57-7f0d3c1b9a11", Kind: task.Background, Status: task.NeedsYou,
+		Title: "ask", Text: "ls", Provider: "shell", Mode: task.Ask, Cwd: b.dir, CreatedAt: now, Rev: 2,
+		Ask: &task.Question{ID: "q", Tool: "run_command"}}
+	for _, tk := range []task.Task{left, asking} {
+		if err := st.PutTask(tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	b.start(t)
+	for _, id := range []string{left.ID, asking.ID} {
+		got, err := b.runner.Get(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != task.Interrupted || got.Error != taskrun.InterruptedReason || got.Ask != nil || got.Pid != 0 {
+			t.Fatalf("healed: %+v", got)
+		}
+	}
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the leftover process group still runs")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for markedProcesses(t, id) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("a process of the leftover group still runs")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// markedProcesses counts live processes carrying the task's mark (a zombie's
+// environment cannot be read, so it does not count).
+func markedProcesses(t *testing.T, id string) int {
+	t.Helper()
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	n := 0
+	for _, d := range dirs {
+		env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
+		if err == nil && strings.Contains(string(env), taskrun.EnvTaskID+"="+id) {
+			n++
+		}
+	}
+	return n
+}
