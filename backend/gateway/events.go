@@ -1,0 +1,59 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// eventBuffer is how many events a client may fall behind before it is
+// dropped; it then reconnects and reloads.
+const eventBuffer = 256
+
+// writeTimeout bounds one write to a client.
+const writeTimeout = 5 * time.Second
+
+// fsModTime is the Last-Modified of embedded assets: the process start.
+var fsModTime = time.Now()
+
+// events streams every change to one WebSocket client until it leaves, falls
+// behind, or the server shuts down.
+func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		methodNotAllowed(w, "GET")
+		return
+	}
+	// Host and Origin were checked in ServeHTTP against the served origin,
+	// which is stricter than the library's same-host check.
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	if err != nil {
+		return // Accept has answered the request
+	}
+	defer c.CloseNow()
+	sub := g.cfg.Bus.Subscribe(eventBuffer)
+	defer sub.Close()
+	ctx := c.CloseRead(r.Context())
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-sub.Done():
+			c.Close(websocket.StatusTryAgainLater, "fell behind; reconnect and reload")
+			return
+		case ev := <-sub.C():
+			b, err := json.Marshal(ev)
+			if err != nil {
+				continue
+			}
+			wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+			err = c.Write(wctx, websocket.MessageText, b)
+			cancel()
+			if err != nil {
+				return
+			}
+		}
+	}
+}
