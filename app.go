@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"conch/backend/event"
+	"conch/backend/gateway"
+	"conch/backend/output"
+	"conch/backend/provider/shell"
+	"conch/backend/store"
+	"conch/backend/task"
+	"conch/backend/taskrun"
+)
+
+// App wires Conch's services and is the facade the Wails window binds: its
+// exported methods are the bindings, each a one-liner into a service.
+type App struct {
+	home  string
+	store store.Store
+	bus   *event.Bus
+	logs  *output.Logs
+	tasks *taskrun.Runner
+}
+
+// openApp opens the home folder's state and starts the task runner, healing
+// what a Conch that died left behind.
+func openApp(ctx context.Context, home string) (*App, error) {
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return nil, fmt.Errorf("make home %s: %w", home, err)
+	}
+	st, err := store.Open(filepath.Join(home, "conch.db"))
+	if err != nil {
+		return nil, err
+	}
+	userHome, err := os.UserHomeDir()
+	if err != nil {
+		userHome = home
+	}
+	a := &App{home: home, store: st, bus: event.NewBus(), logs: output.New(filepath.Join(home, "tasks"))}
+	a.tasks = taskrun.New(taskrun.Config{
+		Store:     st,
+		Bus:       a.bus,
+		Logs:      a.logs,
+		Home:      userHome,
+		Executors: map[string]taskrun.Executor{"shell": &shell.Shell{Home: userHome}},
+	})
+	if err := a.tasks.Start(ctx); err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// close stops every run (they become interrupted) and closes the store.
+func (a *App) close() error {
+	a.tasks.Stop()
+	a.bus.Close()
+	return a.store.Close()
+}
+
+// TaskList is the answer of ListTasks, as GET /api/tasks gives it.
+type TaskList struct {
+	Tasks      []task.Task        `json:"tasks"`
+	Concurrent taskrun.Concurrent `json:"concurrent"`
+}
+
+// OutputChunk is a piece of a task's output and where the next one starts.
+type OutputChunk struct {
+	Data string `json:"data"`
+	Next int64  `json:"next"`
+}
+
+// ListTasks returns every task and the slot use.
+func (a *App) ListTasks() TaskList {
+	tasks, c := a.tasks.List()
+	return TaskList{Tasks: tasks, Concurrent: c}
+}
+
+// CreateTask starts a background task.
+func (a *App) CreateTask(req taskrun.CreateRequest) (task.Task, error) {
+	t, err := a.tasks.Create(req)
+	return t, bindErr(err)
+}
+
+// GetTask returns one task.
+func (a *App) GetTask(id string) (task.Task, error) {
+	t, err := a.tasks.Get(id)
+	return t, bindErr(err)
+}
+
+// ReadOutput returns up to 1 MiB of a task's output from offset.
+func (a *App) ReadOutput(id string, offset int64) (OutputChunk, error) {
+	if _, err := a.tasks.Get(id); err != nil {
+		return OutputChunk{}, bindErr(err)
+	}
+	if offset < 0 {
+		return OutputChunk{}, bindErr(fmt.Errorf("%w: offset must be 0 or more", taskrun.ErrInvalid))
+	}
+	b, next, err := a.logs.ReadAt(id, offset, 1<<20)
+	if errors.Is(err, os.ErrNotExist) {
+		return OutputChunk{Next: offset}, nil
+	}
+	return OutputChunk{Data: string(b), Next: next}, bindErr(err)
+}
+
+// StopTask stops a waiting, working or asking task.
+func (a *App) StopTask(id string) (task.Task, error) {
+	t, err := a.tasks.StopTask(id)
+	return t, bindErr(err)
+}
+
+// RetryTask runs a finished task again from the start.
+func (a *App) RetryTask(id string) (task.Task, error) {
+	t, err := a.tasks.Retry(id)
+	return t, bindErr(err)
+}
+
+// DeleteTask removes a task that is not working; its chat stays.
+func (a *App) DeleteTask(id string) error {
+	return bindErr(a.tasks.Delete(id))
+}
+
+// AnswerTask answers a task's pending question.
+func (a *App) AnswerTask(id, askID string, allow bool) (task.Task, error) {
+	t, err := a.tasks.Answer(id, askID, allow)
+	return t, bindErr(err)
+}
+
+// bindErr gives a binding's error the same JSON body the HTTP API sends, so
+// the frontend reads errors one way.
+func bindErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	_, body := gateway.ErrorFor(err)
+	b, _ := json.Marshal(body)
+	return errors.New(string(b))
+}
