@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -91,11 +93,15 @@ type request struct {
 	done chan error
 }
 
-// Open opens (creating when needed) the database at path, checks its schema
-// version and starts the writer. When another process holds the database it
-// fails after OpenTimeout with an error matching ErrInUse rather than hanging;
-// a database from a newer Conch fails with ErrSchemaTooNew.
+// Open opens the database at path (creating it and its directory when
+// needed), checks its schema version and starts the writer. When another
+// process holds the database it fails after OpenTimeout with an error
+// matching ErrInUse rather than hanging; a database from a newer Conch fails
+// with ErrSchemaTooNew.
 func Open(path string) (*Bolt, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: OpenTimeout})
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
@@ -163,15 +169,20 @@ func (b *Bolt) Task(id string) (task.Task, error) {
 	return t, nil
 }
 
-// Tasks returns every task, oldest (CreatedAt, then ID) first.
+// Tasks returns every task, oldest (CreatedAt, then ID) first. When some
+// records cannot be decoded it returns the others together with an error
+// matching ErrCorrupt that names every bad record, so a caller that wants to
+// salvage can.
 func (b *Bolt) Tasks() ([]task.Task, error) {
 	// Never nil, so an empty list encodes as [] rather than null.
 	ts := []task.Task{}
+	var bad []error
 	err := b.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketTasks).ForEach(func(k, v []byte) error {
 			t, err := decodeTask(k, v)
 			if err != nil {
-				return err
+				bad = append(bad, err)
+				return nil
 			}
 			ts = append(ts, t)
 			return nil
@@ -186,6 +197,9 @@ func (b *Bolt) Tasks() ([]task.Task, error) {
 		}
 		return cmp.Compare(a.ID, b.ID)
 	})
+	if len(bad) > 0 {
+		return ts, fmt.Errorf("list tasks: %d unreadable: %w", len(bad), errors.Join(bad...))
+	}
 	return ts, nil
 }
 
@@ -439,10 +453,10 @@ func (o op) apply(tx *bolt.Tx) error {
 func decodeTask(key, value []byte) (task.Task, error) {
 	var t task.Task
 	if err := json.Unmarshal(value, &t); err != nil {
-		return task.Task{}, fmt.Errorf("decode task %q: %w", key, err)
+		return task.Task{}, fmt.Errorf("decode task %q: %w: %w", key, ErrCorrupt, err)
 	}
 	if !bytes.Equal([]byte(t.ID), key) {
-		return task.Task{}, fmt.Errorf("decode task %q: record says id %q", key, t.ID)
+		return task.Task{}, fmt.Errorf("decode task %q: %w: record says id %q", key, ErrCorrupt, t.ID)
 	}
 	return t, nil
 }

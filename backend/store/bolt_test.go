@@ -559,12 +559,21 @@ func TestCorruptValueIsAnError(t *testing.T) {
 		if err := s.submit(op{bucket: bucketTasks, key: []byte(k), value: v}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Task(k); err == nil || !strings.Contains(err.Error(), k) {
-			t.Errorf("Task(%s): err = %v, want a decode error naming it", k, err)
+		if _, err := s.Task(k); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), k) {
+			t.Errorf("Task(%s): err = %v, want ErrCorrupt naming it", k, err)
 		}
 	}
-	if _, err := s.Tasks(); err == nil {
-		t.Error("Tasks with corrupt values succeeded")
+	ts, err := s.Tasks()
+	if !errors.Is(err, ErrCorrupt) {
+		t.Errorf("Tasks with corrupt values: err = %v, want ErrCorrupt", err)
+	}
+	for k := range bad {
+		if err == nil || !strings.Contains(err.Error(), k) {
+			t.Errorf("Tasks error does not name %s: %v", k, err)
+		}
+	}
+	if len(ts) != 1 || ts[0].ID != "good" {
+		t.Errorf("Tasks salvaged %+v, want just the good task", ts)
 	}
 	if _, err := s.Task("good"); err != nil {
 		t.Errorf("a good task next to corrupt ones: %v", err)

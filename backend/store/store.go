@@ -21,6 +21,9 @@ var ErrClosed = errors.New("store closed")
 // holds the database open.
 var ErrInUse = errors.New("database is in use by another process (is another Conch running?)")
 
+// ErrCorrupt is returned when a stored record cannot be decoded.
+var ErrCorrupt = errors.New("corrupt record")
+
 // ErrSchemaTooNew is returned by Open when the database was written by a newer
 // Conch whose schema this one does not understand.
 var ErrSchemaTooNew = errors.New("database schema is newer than this Conch understands")
