@@ -1,0 +1,31 @@
+import type { CreateTaskRequest, OutputChunk, Task, TaskEvent, TaskList } from './contract';
+
+/**
+ * Backend is everything the frontend asks of Conch. Two implementations exist:
+ * the Wails bindings inside the desktop window and HTTP + WebSocket in a
+ * browser; pickBackend chooses one at start-up. Every method rejects with an
+ * ApiError.
+ */
+export interface Backend {
+  /** Every task, oldest first, and the slot counts. */
+  listTasks(): Promise<TaskList>;
+  /** Starts a task; it comes back queued (or already running). */
+  createTask(req: CreateTaskRequest): Promise<Task>;
+  getTask(id: string): Promise<Task>;
+  /**
+   * Reads the task's output log from byte offset; `next` is where to read
+   * from next time. The text never ends in a cut UTF-8 sequence.
+   */
+  readOutput(id: string, offset: number): Promise<OutputChunk>;
+  stopTask(id: string): Promise<Task>;
+  retryTask(id: string): Promise<Task>;
+  deleteTask(id: string): Promise<void>;
+  /** Answers the pending question askId of a task that needs the person. */
+  answerTask(id: string, askId: string, allow: boolean): Promise<Task>;
+  /**
+   * Delivers live events to onEvent. onReconnect is called each time the
+   * stream (re)opens, because events may have been missed while it was down:
+   * the caller reloads the list. Returns a function that ends the subscription.
+   */
+  subscribe(onEvent: (e: TaskEvent) => void, onReconnect: () => void): () => void;
+}

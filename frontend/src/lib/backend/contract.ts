@@ -1,0 +1,182 @@
+// The wire contract with the Go side (docs/API.md, SPEC §2). Statuses, modes
+// and event names mirror backend/task and backend/event; use these constants,
+// never the bare strings.
+
+/** Where a task stands; the values are the JSON strings of backend/task.Status. */
+export const Status = {
+  Queued: 'queued',
+  Running: 'running',
+  NeedsYou: 'needs-you',
+  Done: 'done',
+  Failed: 'failed',
+  Stopped: 'stopped',
+  Interrupted: 'interrupted',
+} as const;
+export type Status = (typeof Status)[keyof typeof Status];
+
+/** Every status, in the order the tasks page groups them. */
+export const statuses: readonly Status[] = [
+  Status.NeedsYou,
+  Status.Running,
+  Status.Queued,
+  Status.Done,
+  Status.Failed,
+  Status.Stopped,
+  Status.Interrupted,
+];
+
+/** Reports whether a task in status s has ended (and can be tried again). */
+export function isFinished(s: Status): boolean {
+  return s === Status.Done || s === Status.Failed || s === Status.Stopped || s === Status.Interrupted;
+}
+
+/** Reports whether a task in status s can be stopped. */
+export function isStoppable(s: Status): boolean {
+  return s === Status.Queued || s === Status.Running || s === Status.NeedsYou;
+}
+
+/** Reports whether a task in status s may be deleted (not while it holds a process). */
+export function isDeletable(s: Status): boolean {
+  return s !== Status.Running && s !== Status.NeedsYou;
+}
+
+/** Why a task exists: sent away by the person, or one part of a delegate call. */
+export const Kind = { Background: 'background', Helper: 'helper' } as const;
+export type Kind = (typeof Kind)[keyof typeof Kind];
+
+/** The permission level a task runs in, narrowest first. */
+export const Mode = { Plan: 'plan', Ask: 'ask', Edits: 'edits', Auto: 'auto' } as const;
+export type Mode = (typeof Mode)[keyof typeof Mode];
+
+/** The provider that runs a message as a bash command; the only one so far. */
+export const ShellProvider = 'shell';
+
+/** Names of live events, as in backend/event. */
+export const EventType = {
+  TaskChanged: 'task.changed',
+  TaskDeleted: 'task.deleted',
+} as const;
+export type EventType = (typeof EventType)[keyof typeof EventType];
+
+/** Where a finished task's result came from; `check` means it was verified. */
+export const ResultSource = { Report: 'report', Turn: 'turn', Exit: 'exit', Check: 'check' } as const;
+export type ResultSource = (typeof ResultSource)[keyof typeof ResultSource];
+
+/** The pending permission question of a task that needs the person. */
+export interface Ask {
+  id: string;
+  tool: string;
+  detail: string;
+  askedAt: string;
+  expiresAt: string;
+}
+
+/** What a finished task produced. */
+export interface Result {
+  text: string;
+  source: ResultSource;
+  at: string;
+}
+
+/** A helper's own git worktree. */
+export interface Worktree {
+  path: string;
+  branch: string;
+  base: string;
+  kept: boolean;
+  work: { changed: number; untracked: number; ahead: number; behind: number; operation?: string };
+}
+
+/** The task record, as the API and the Wails bindings send it. Go nil slices arrive as null. */
+export interface Task {
+  id: string;
+  kind: Kind;
+  status: Status;
+  title: string;
+  text: string;
+  conversationId: string;
+  parentConversationId: string;
+  groupId: string;
+  provider: string;
+  model: string;
+  by: string;
+  mode: Mode;
+  cwd: string;
+  check: string;
+  current: string;
+  steps: string[] | null;
+  summary: string;
+  error: string;
+  note: string;
+  result: Result | null;
+  ask: Ask | null;
+  worktree: Worktree | null;
+  wake: string;
+  notified: boolean;
+  paused: { kind: string; until?: string } | null;
+  outputBytes: number;
+  exitCode: number | null;
+  pid: number;
+  createdAt: string;
+  startedAt: string | null;
+  endedAt: string | null;
+  rev: number;
+}
+
+/** How many slots of one kind are in use. */
+export interface Slots {
+  running: number;
+  limit: number;
+}
+
+/** The answer of listTasks: every task, oldest first, and the slot counts. */
+export interface TaskList {
+  tasks: Task[];
+  concurrent: { background: Slots; helper: Slots };
+}
+
+/** The body of createTask. */
+export interface CreateTaskRequest {
+  text: string;
+  conversationId?: string;
+  title?: string;
+  options?: {
+    provider?: string;
+    model?: string;
+    mode?: Mode;
+    cwd?: string;
+    check?: string;
+  };
+}
+
+/** A piece of a task's output log: the text from the asked offset, and where to read next. */
+export interface OutputChunk {
+  data: string;
+  next: number;
+}
+
+/** One live update. */
+export type TaskEvent =
+  | { type: typeof EventType.TaskChanged; task: Task }
+  | { type: typeof EventType.TaskDeleted; id: string };
+
+/** Error codes the gateway answers with (docs/API.md, "Errors"), plus the client's own. */
+export const ErrorCode = {
+  BadJSON: 'bad_json',
+  UnknownField: 'unknown_field',
+  Invalid: 'invalid',
+  Unauthorized: 'unauthorized',
+  BadHost: 'bad_host',
+  BadOrigin: 'bad_origin',
+  NotFound: 'not_found',
+  MethodNotAllowed: 'method_not_allowed',
+  InvalidTransition: 'invalid_transition',
+  Conflict: 'conflict',
+  TooLarge: 'too_large',
+  NotJSON: 'not_json',
+  /** The client's own: the server could not be reached. */
+  Network: 'network',
+  /** The client's own: an answer that was not the documented error shape. */
+  Unknown: 'unknown',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

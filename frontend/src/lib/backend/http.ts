@@ -1,0 +1,154 @@
+import type { Backend } from './backend';
+import type { CreateTaskRequest, OutputChunk, Task, TaskEvent, TaskList } from './contract';
+import { networkError, parseErrorResponse } from './error';
+import { parseEvent } from './event';
+import { leadingPartial, trailingPartial } from './utf8';
+
+/** The most output bytes asked for in one read; the tail keeps about this much anyway. */
+export const outputReadMax = 64 * 1024;
+
+/** Reconnect delays for the event stream: doubling from min to max, with jitter. */
+export const backoff = { minMs: 500, maxMs: 10_000 };
+
+/** The delay before reconnect attempt n (0-based), jittered to 50–100 %. */
+export function backoffDelay(attempt: number, random: () => number = Math.random): number {
+  const d = Math.min(backoff.maxMs, backoff.minMs * 2 ** Math.min(attempt, 10));
+  return Math.round(d * (0.5 + random() / 2));
+}
+
+/** Where the event stream lives for a page at loc: same host, ws or wss. */
+export function eventsURL(loc: Pick<Location, 'protocol' | 'host'>): string {
+  return `${loc.protocol === 'https:' ? 'wss' : 'ws'}://${loc.host}/api/events`;
+}
+
+const taskPath = (id: string): string => `/api/tasks/${encodeURIComponent(id)}`;
+
+/**
+ * HttpBackend talks to `conch serve` (or the gateway inside the desktop app)
+ * from a browser. The session cookie the server set on `/?token=` signs every
+ * request, the WebSocket included.
+ */
+export class HttpBackend implements Backend {
+  private readonly base: string;
+
+  constructor(base = '') {
+    this.base = base;
+  }
+
+  private async request(method: string, path: string, body?: unknown): Promise<Response> {
+    const init: RequestInit = {
+      method,
+      credentials: 'same-origin',
+      headers: body === undefined ? { Accept: 'application/json' } : { Accept: 'application/json', 'Content-Type': 'application/json' },
+    };
+    if (body !== undefined) init.body = JSON.stringify(body);
+    let res: Response;
+    try {
+      res = await fetch(this.base + path, init);
+    } catch {
+      throw networkError();
+    }
+    if (!res.ok) {
+      let text = '';
+      try {
+        text = await res.text();
+      } catch {
+        // The status alone still says what happened.
+      }
+      throw parseErrorResponse(res.status, text);
+    }
+    return res;
+  }
+
+  private async json<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await this.request(method, path, body);
+    return (await res.json()) as T;
+  }
+
+  listTasks(): Promise<TaskList> {
+    return this.json<TaskList>('GET', '/api/tasks');
+  }
+
+  createTask(req: CreateTaskRequest): Promise<Task> {
+    return this.json<Task>('POST', '/api/tasks', req);
+  }
+
+  getTask(id: string): Promise<Task> {
+    return this.json<Task>('GET', taskPath(id));
+  }
+
+  async readOutput(id: string, offset: number): Promise<OutputChunk> {
+    const res = await this.request('GET', `${taskPath(id)}/output?offset=${offset}&max=${outputReadMax}`);
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    const header = Number(res.headers.get('X-Next-Offset'));
+    const next = Number.isFinite(header) && header >= offset && res.headers.has('X-Next-Offset') ? header : offset + bytes.length;
+    // Keep whole characters only: a cut sequence at the end is read again
+    // next time, a cut one at the start (a tail begun mid-file) is skipped.
+    const tail = next === offset + bytes.length ? trailingPartial(bytes) : 0;
+    const head = leadingPartial(bytes);
+    const data = new TextDecoder().decode(bytes.subarray(head, Math.max(head, bytes.length - tail)));
+    return { data, next: next - tail };
+  }
+
+  stopTask(id: string): Promise<Task> {
+    return this.json<Task>('POST', `${taskPath(id)}/stop`);
+  }
+
+  retryTask(id: string): Promise<Task> {
+    return this.json<Task>('POST', `${taskPath(id)}/retry`);
+  }
+
+  async deleteTask(id: string): Promise<void> {
+    await this.request('DELETE', taskPath(id));
+  }
+
+  answerTask(id: string, askId: string, allow: boolean): Promise<Task> {
+    return this.json<Task>('POST', `${taskPath(id)}/answer`, { askId, allow });
+  }
+
+  subscribe(onEvent: (e: TaskEvent) => void, onReconnect: () => void): () => void {
+    const url = this.base === '' ? eventsURL(window.location) : eventsURL(new URL(this.base));
+    let ws: WebSocket | null = null;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let attempt = 0;
+    let ended = false;
+
+    const connect = (): void => {
+      timer = undefined;
+      if (ended) return;
+      const sock = new WebSocket(url);
+      ws = sock;
+      sock.onopen = () => {
+        attempt = 0;
+        onReconnect();
+      };
+      sock.onmessage = (m: MessageEvent) => {
+        const e = parseEvent(m.data);
+        if (e) onEvent(e);
+      };
+      sock.onclose = () => {
+        if (ws !== sock || ended) return;
+        ws = null;
+        timer = setTimeout(connect, backoffDelay(attempt++));
+      };
+    };
+    // Coming back from sleep or a lost network: try at once rather than wait out the backoff.
+    const now = (): void => {
+      if (ws === null && timer !== undefined && !ended) {
+        clearTimeout(timer);
+        connect();
+      }
+    };
+    window.addEventListener('online', now);
+    document.addEventListener('visibilitychange', now);
+    connect();
+    return () => {
+      ended = true;
+      window.removeEventListener('online', now);
+      document.removeEventListener('visibilitychange', now);
+      if (timer !== undefined) clearTimeout(timer);
+      ws?.close();
+      ws = null;
+    };
+  }
+}

@@ -1,0 +1,12 @@
+import type { Backend } from './backend';
+import { HttpBackend } from './http';
+import { WailsBackend } from './wails';
+
+export type { Backend } from './backend';
+export { ApiError } from './error';
+
+/** Picks the desktop bindings when the page runs inside the Wails window, else HTTP to the gateway. */
+export function pickBackend(w: Window = window): Backend {
+  const app = w.go?.main?.App;
+  return app ? new WailsBackend(app, w.runtime) : new HttpBackend();
+}

@@ -1,0 +1,92 @@
+import type { Backend } from './backend';
+import type { CreateTaskRequest, OutputChunk, Task, TaskEvent, TaskList } from './contract';
+import { toApiError } from './error';
+import { parseEvent } from './event';
+
+/** The Go methods Wails binds on window.go.main.App (docs/API.md, "Bindings"). */
+export interface AppBindings {
+  ListTasks(): Promise<TaskList>;
+  CreateTask(req: CreateTaskRequest): Promise<Task>;
+  GetTask(id: string): Promise<Task>;
+  ReadOutput(id: string, offset: number): Promise<OutputChunk>;
+  StopTask(id: string): Promise<Task>;
+  RetryTask(id: string): Promise<Task>;
+  DeleteTask(id: string): Promise<null>;
+  AnswerTask(id: string, askId: string, allow: boolean): Promise<Task>;
+}
+
+/** The part of the Wails runtime the frontend uses. */
+export interface WailsRuntime {
+  EventsOn(name: string, cb: (...data: unknown[]) => void): () => void;
+}
+
+/** The Wails event that carries task events, with the WebSocket's JSON. */
+export const wailsEventName = 'conch:event';
+
+declare global {
+  interface Window {
+    go?: { main?: { App?: AppBindings } };
+    runtime?: WailsRuntime;
+  }
+}
+
+async function call<T>(p: () => Promise<T>): Promise<T> {
+  try {
+    return await p();
+  } catch (e) {
+    throw toApiError(e);
+  }
+}
+
+/** WailsBackend calls the desktop app's Go methods directly; there is no sign-in and no reconnecting. */
+export class WailsBackend implements Backend {
+  private readonly app: AppBindings;
+  private readonly runtime: WailsRuntime | undefined;
+
+  constructor(app: AppBindings, runtime: WailsRuntime | undefined) {
+    this.app = app;
+    this.runtime = runtime;
+  }
+
+  listTasks(): Promise<TaskList> {
+    return call(() => this.app.ListTasks());
+  }
+  createTask(req: CreateTaskRequest): Promise<Task> {
+    return call(() => this.app.CreateTask(req));
+  }
+  getTask(id: string): Promise<Task> {
+    return call(() => this.app.GetTask(id));
+  }
+  readOutput(id: string, offset: number): Promise<OutputChunk> {
+    return call(() => this.app.ReadOutput(id, offset));
+  }
+  stopTask(id: string): Promise<Task> {
+    return call(() => this.app.StopTask(id));
+  }
+  retryTask(id: string): Promise<Task> {
+    return call(() => this.app.RetryTask(id));
+  }
+  async deleteTask(id: string): Promise<void> {
+    await call(() => this.app.DeleteTask(id));
+  }
+  answerTask(id: string, askId: string, allow: boolean): Promise<Task> {
+    return call(() => this.app.AnswerTask(id, askId, allow));
+  }
+
+  subscribe(onEvent: (e: TaskEvent) => void, onReconnect: () => void): () => void {
+    const off = this.runtime?.EventsOn(wailsEventName, (data: unknown) => {
+      const e = parseEvent(data);
+      if (e) onEvent(e);
+    });
+    // The window's event channel never drops, but say it opened so the
+    // caller's first load and the stream line up the same way as over HTTP.
+    let ended = false;
+    queueMicrotask(() => {
+      if (!ended) onReconnect();
+    });
+    return () => {
+      ended = true;
+      off?.();
+    };
+  }
+}

@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { EventType, Kind, Status, type Task } from '../backend/contract';
+import { makeTask } from './fixture';
+import { Group } from './language';
+import { applyEvent, badgeOf, groupTasks, queuePositions } from './model';
+
+const changed = (task: Task) => ({ type: EventType.TaskChanged, task }) as const;
+
+describe('applyEvent', () => {
+  it('keeps the highest rev and ignores older or equal copies', () => {
+    const m = new Map<string, Task>();
+    const gone = new Set<string>();
+    expect(applyEvent(m, gone, changed(makeTask({ id: 'a', rev: 3, current: 'three' })))).toBe(true);
+    expect(applyEvent(m, gone, changed(makeTask({ id: 'a', rev: 2, current: 'two' })))).toBe(false);
+    expect(applyEvent(m, gone, changed(makeTask({ id: 'a', rev: 3, current: 'three again' })))).toBe(false);
+    expect(m.get('a')?.current).toBe('three');
+    expect(applyEvent(m, gone, changed(makeTask({ id: 'a', rev: 4, current: 'four' })))).toBe(true);
+    expect(m.get('a')?.current).toBe('four');
+  });
+
+  it('deletes, and a late copy does not bring the task back', () => {
+    const m = new Map<string, Task>();
+    const gone = new Set<string>();
+    applyEvent(m, gone, changed(makeTask({ id: 'a', rev: 1 })));
+    expect(applyEvent(m, gone, { type: EventType.TaskDeleted, id: 'a' })).toBe(true);
+    expect(m.has('a')).toBe(false);
+    expect(applyEvent(m, gone, changed(makeTask({ id: 'a', rev: 9 })))).toBe(false);
+    expect(m.has('a')).toBe(false);
+  });
+});
+
+describe('groupTasks', () => {
+  it('puts each status in its group and orders each group', () => {
+    const g = groupTasks([
+      makeTask({ id: 'q2', status: Status.Queued, createdAt: '2026-11-30T06:00:02Z' }),
+      makeTask({ id: 'done-old', status: Status.Done, endedAt: '2026-11-30T06:01:00Z' }),
+      makeTask({ id: 'q1', status: Status.Queued, createdAt: '2026-11-30T06:00:01Z' }),
+      makeTask({ id: 'run', status: Status.Running, startedAt: '2026-11-30T06:00:00Z' }),
+      makeTask({ id: 'failed-new', status: Status.Failed, endedAt: '2026-11-30T06:03:00Z' }),
+      makeTask({
+        id: 'ask',
+        status: Status.NeedsYou,
+        ask: { id: 'k', tool: 'bash', detail: 'Run x?', askedAt: '2026-11-30T06:00:05Z', expiresAt: '2026-11-30T07:00:05Z' },
+      }),
+      makeTask({ id: 'stopped', status: Status.Stopped, endedAt: '2026-11-30T06:02:00Z' }),
+      makeTask({ id: 'int', status: Status.Interrupted, endedAt: '2026-11-30T05:00:00Z' }),
+    ]);
+    const ids = (ts: Task[]) => ts.map((t) => t.id);
+    expect(ids(g[Group.NeedsYou])).toEqual(['ask']);
+    expect(ids(g[Group.Working])).toEqual(['run']);
+    expect(ids(g[Group.Waiting])).toEqual(['q1', 'q2']);
+    expect(ids(g[Group.Finished])).toEqual(['failed-new', 'stopped', 'done-old', 'int']);
+  });
+
+  it('compares times by instant, not by text', () => {
+    // Go trims trailing zeros of fractions, so "…:00.5Z" sorts after "…:00.25Z" as text.
+    const g = groupTasks([
+      makeTask({ id: 'later', createdAt: '2026-11-30T06:00:00.5Z' }),
+      makeTask({ id: 'earlier', createdAt: '2026-11-30T08:00:00.25+02:00' }),
+    ]);
+    expect(g[Group.Waiting].map((t) => t.id)).toEqual(['earlier', 'later']);
+  });
+});
+
+describe('queuePositions', () => {
+  it('counts each kind in its own line, first come first served', () => {
+    const pos = queuePositions([
+      makeTask({ id: 'b2', kind: Kind.Background, createdAt: '2026-11-30T06:00:03Z' }),
+      makeTask({ id: 'h1', kind: Kind.Helper, createdAt: '2026-11-30T06:00:02Z' }),
+      makeTask({ id: 'b1', kind: Kind.Background, createdAt: '2026-11-30T06:00:01Z' }),
+      makeTask({ id: 'r', kind: Kind.Background, status: Status.Running, createdAt: '2026-11-30T05:00:00Z' }),
+      makeTask({ id: 'b3', kind: Kind.Background, createdAt: '2026-11-30T06:00:04Z' }),
+    ]);
+    expect(Object.fromEntries(pos)).toEqual({ b1: 1, b2: 2, b3: 3, h1: 1 });
+  });
+});
+
+describe('badgeOf', () => {
+  it('shows the needs-you count first', () => {
+    const b = badgeOf(
+      groupTasks([
+        makeTask({ id: 'a', status: Status.NeedsYou }),
+        makeTask({ id: 'b', status: Status.Running }),
+        makeTask({ id: 'c', status: Status.Running }),
+      ]),
+    );
+    expect(b).toEqual({ count: 1, needsYou: true, label: '1 needs your OK' });
+  });
+
+  it('else the working count', () => {
+    const b = badgeOf(groupTasks([makeTask({ id: 'b', status: Status.Running }), makeTask({ id: 'c', status: Status.Running }), makeTask({ id: 'q' })]));
+    expect(b).toEqual({ count: 2, needsYou: false, label: '2 working' });
+  });
+
+  it('is absent when nothing works or asks', () => {
+    expect(badgeOf(groupTasks([makeTask({ id: 'q' }), makeTask({ id: 'd', status: Status.Done })]))).toBeNull();
+  });
+});

@@ -1,0 +1,108 @@
+// Pure rules of the task list: which copy wins, how tasks are grouped and
+// counted. The store wraps these in runes; the tests exercise them directly.
+
+import { EventType, Status, type Kind, type Task, type TaskEvent } from '../backend/contract';
+import { Group } from './language';
+import { timeOf } from './time';
+
+/** Reports whether incoming should replace current: only a strictly higher rev does. */
+export function isNewer(current: Task | undefined, incoming: Task): boolean {
+  return current === undefined || incoming.rev > current.rev;
+}
+
+/**
+ * Applies one event to tasks (keyed by id) and reports whether anything
+ * changed. Older or equal revs are ignored; deleted ids are remembered in
+ * gone so a late copy cannot bring them back.
+ */
+export function applyEvent(tasks: Map<string, Task>, gone: Set<string>, e: TaskEvent): boolean {
+  if (e.type === EventType.TaskDeleted) {
+    gone.add(e.id);
+    return tasks.delete(e.id);
+  }
+  const t = e.task;
+  if (gone.has(t.id) || !isNewer(tasks.get(t.id), t)) return false;
+  tasks.set(t.id, t);
+  return true;
+}
+
+/** The tasks page's lists, each already in display order. */
+export interface Groups {
+  [Group.NeedsYou]: Task[];
+  [Group.Working]: Task[];
+  [Group.Waiting]: Task[];
+  [Group.Finished]: Task[];
+}
+
+/** The group a task belongs to. */
+export function groupOf(s: Status): Group {
+  switch (s) {
+    case Status.NeedsYou:
+      return Group.NeedsYou;
+    case Status.Running:
+      return Group.Working;
+    case Status.Queued:
+      return Group.Waiting;
+    default:
+      return Group.Finished;
+  }
+}
+
+const byTime =
+  (at: (t: Task) => number, dir: 1 | -1) =>
+  (a: Task, b: Task): number =>
+    dir * (at(a) - at(b));
+
+/**
+ * Splits tasks into the page's groups: questions oldest first, work by when it
+ * started, the queue first come first served, and finished newest first.
+ * The sort is stable, so equal times keep the order given (the server's,
+ * oldest first).
+ */
+export function groupTasks(tasks: Iterable<Task>): Groups {
+  const g: Groups = { [Group.NeedsYou]: [], [Group.Working]: [], [Group.Waiting]: [], [Group.Finished]: [] };
+  for (const t of tasks) g[groupOf(t.status)].push(t);
+  g[Group.NeedsYou].sort(byTime((t) => timeOf(t.ask?.askedAt ?? t.createdAt), 1));
+  g[Group.Working].sort(byTime((t) => timeOf(t.startedAt ?? t.createdAt), 1));
+  g[Group.Waiting].sort(byTime((t) => timeOf(t.createdAt), 1));
+  g[Group.Finished].sort(byTime((t) => timeOf(t.endedAt ?? t.createdAt), -1));
+  return g;
+}
+
+/**
+ * The place in line of every queued task (1 = next to start). Background
+ * tasks and helpers have separate slots, so each kind has its own line.
+ */
+export function queuePositions(tasks: Iterable<Task>): Map<string, number> {
+  const lines = new Map<Kind, Task[]>();
+  for (const t of tasks) {
+    if (t.status !== Status.Queued) continue;
+    const line = lines.get(t.kind);
+    if (line) line.push(t);
+    else lines.set(t.kind, [t]);
+  }
+  const pos = new Map<string, number>();
+  for (const line of lines.values()) {
+    line.sort(byTime((t) => timeOf(t.createdAt), 1));
+    line.forEach((t, i) => pos.set(t.id, i + 1));
+  }
+  return pos;
+}
+
+/** What the sidebar badge shows: how many need an OK (amber), else how many are working. */
+export interface Badge {
+  count: number;
+  needsYou: boolean;
+  /** Spoken text for screen readers: "2 need your OK". */
+  label: string;
+}
+
+/** The sidebar badge for these groups, or null when nothing needs you or works. */
+export function badgeOf(g: Groups): Badge | null {
+  const ask = g[Group.NeedsYou].length;
+  if (ask > 0) return { count: ask, needsYou: true, label: ask === 1 ? '1 needs your OK' : `${ask} need your OK` };
+  const working = g[Group.Working].length;
+  if (working > 0) return { count: working, needsYou: false, label: `${working} working` };
+  return null;
+}
+

@@ -1,0 +1,240 @@
+// The plain Sets and Maps here are bookkeeping that no view reads.
+/* eslint-disable svelte/prefer-svelte-reactivity */
+import { SvelteMap } from 'svelte/reactivity';
+import type { Backend } from '../backend/backend';
+import { EventType, type CreateTaskRequest, type Task, type TaskEvent, type TaskList } from '../backend/contract';
+import { ApiError, toApiError } from '../backend/error';
+import { Group } from './language';
+import { applyEvent, badgeOf, groupTasks, queuePositions, type Badge, type Groups } from './model';
+import { OutputTail } from './output.svelte';
+
+/** An action sent to the server whose answer has not come back yet. */
+export const Pending = {
+  Stop: 'stop',
+  Retry: 'retry',
+  Delete: 'delete',
+  Allow: 'allow',
+  Deny: 'deny',
+} as const;
+export type Pending = (typeof Pending)[keyof typeof Pending];
+
+/** Runs f soon, at most once per frame while the page is visible. */
+export type Scheduler = (f: () => void) => void;
+
+const frameScheduler: Scheduler = (f) => {
+  if (typeof requestAnimationFrame === 'function' && typeof document !== 'undefined' && !document.hidden) requestAnimationFrame(f);
+  else setTimeout(f, 100);
+};
+
+/** How many output tails are kept; the least recently shown are dropped first. */
+const maxTails = 64;
+
+/**
+ * TasksStore holds one copy of every task, the newest by rev, kept current by
+ * live events (coalesced per frame) and reloaded whenever the event stream
+ * reconnects. Actions are optimistic: the task is marked pending at once and
+ * the server's answer reconciles it.
+ */
+export class TasksStore {
+  /** Every task by id. */
+  readonly byId = new SvelteMap<string, Task>();
+  /** Actions in flight, by task id. */
+  readonly pending = new SvelteMap<string, Pending>();
+  /** The last action's error for a task, in one sentence. */
+  readonly errors = new SvelteMap<string, string>();
+
+  /** True once the first list arrived. */
+  loaded = $state(false);
+  /** True when the server wants a sign-in. */
+  unauthorized = $state(false);
+  /** One sentence when the list could not be loaded. */
+  loadError = $state('');
+  /** Slot counts from the last list. */
+  concurrent = $state<TaskList['concurrent'] | null>(null);
+
+  /** The page's groups; tasks being deleted are already hidden. */
+  readonly groups: Groups = $derived.by(() => {
+    const visible = [...this.byId.values()].filter((t) => this.pending.get(t.id) !== Pending.Delete);
+    return groupTasks(visible);
+  });
+  /** Place in line of each queued task. */
+  readonly positions: Map<string, number> = $derived(queuePositions(this.groups[Group.Waiting]));
+  /** The sidebar badge. */
+  readonly badge: Badge | null = $derived(badgeOf(this.groups));
+  /** How many tasks there are, hidden ones aside. */
+  readonly count: number = $derived(
+    this.groups[Group.NeedsYou].length + this.groups[Group.Working].length + this.groups[Group.Waiting].length + this.groups[Group.Finished].length,
+  );
+
+  readonly #backend: Backend;
+  readonly #schedule: Scheduler;
+  readonly #gone = new Set<string>();
+  readonly #tails = new Map<string, OutputTail>();
+  #queue: TaskEvent[] = [];
+  #scheduled = false;
+  #reloads = 0;
+  #touched = new Set<string>();
+
+  constructor(backend: Backend, schedule: Scheduler = frameScheduler) {
+    this.#backend = backend;
+    this.#schedule = schedule;
+  }
+
+  /** Subscribes to events and loads the list; returns the function that stops it all. */
+  start(): () => void {
+    const off = this.#backend.subscribe(
+      (e) => this.enqueue(e),
+      () => void this.reload(),
+    );
+    void this.reload();
+    return off;
+  }
+
+  /** Queues an event to be applied with the others of this frame. */
+  enqueue(e: TaskEvent): void {
+    this.#queue.push(e);
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    this.#schedule(() => this.flush());
+  }
+
+  /** Applies every queued event now. */
+  flush(): void {
+    this.#scheduled = false;
+    const q = this.#queue;
+    this.#queue = [];
+    for (const e of q) this.#apply(e);
+  }
+
+  #apply(e: TaskEvent): void {
+    const id = e.type === EventType.TaskDeleted ? e.id : e.task.id;
+    if (this.#reloads > 0) this.#touched.add(id);
+    applyEvent(this.byId, this.#gone, e);
+    if (e.type === EventType.TaskDeleted) {
+      this.pending.delete(id);
+      this.errors.delete(id);
+      this.#tails.delete(id);
+    }
+  }
+
+  #put(t: Task): void {
+    this.#apply({ type: EventType.TaskChanged, task: t });
+  }
+
+  /**
+   * Loads the whole list. Tasks missing from it were deleted while we were
+   * not listening, unless an event about them arrived during the load.
+   */
+  async reload(): Promise<void> {
+    this.#reloads++;
+    try {
+      const list = await this.#backend.listTasks();
+      this.flush();
+      const ids = new Set(list.tasks.map((t) => t.id));
+      for (const id of [...this.byId.keys()]) {
+        if (!ids.has(id) && !this.#touched.has(id)) this.byId.delete(id);
+      }
+      for (const t of list.tasks) this.#put(t);
+      this.concurrent = list.concurrent;
+      this.loaded = true;
+      this.unauthorized = false;
+      this.loadError = '';
+    } catch (e) {
+      const err = toApiError(e);
+      if (err.unauthorized) this.unauthorized = true;
+      else this.loadError = err.message;
+    } finally {
+      if (--this.#reloads === 0) this.#touched.clear();
+    }
+  }
+
+  /** The output tail of a task, kept across re-renders. */
+  tail(id: string): OutputTail {
+    let t = this.#tails.get(id);
+    if (t) {
+      this.#tails.delete(id);
+    } else {
+      t = new OutputTail(this.#backend, id);
+      if (this.#tails.size >= maxTails) {
+        const oldest = this.#tails.keys().next().value;
+        if (oldest !== undefined) this.#tails.delete(oldest);
+      }
+    }
+    this.#tails.set(id, t);
+    return t;
+  }
+
+  /** Starts a task; rejects with an ApiError the composer shows. */
+  async create(req: CreateTaskRequest): Promise<Task> {
+    try {
+      const t = await this.#backend.createTask(req);
+      this.#put(t);
+      return t;
+    } catch (e) {
+      const err = toApiError(e);
+      if (err.unauthorized) this.unauthorized = true;
+      throw err;
+    }
+  }
+
+  stop(id: string): Promise<void> {
+    return this.#act(id, Pending.Stop, () => this.#backend.stopTask(id));
+  }
+
+  retry(id: string): Promise<void> {
+    return this.#act(id, Pending.Retry, () => this.#backend.retryTask(id));
+  }
+
+  remove(id: string): Promise<void> {
+    return this.#act(id, Pending.Delete, async () => {
+      await this.#backend.deleteTask(id);
+      this.#apply({ type: EventType.TaskDeleted, id });
+      return null;
+    });
+  }
+
+  /** Answers the task's pending question, if it still has one. */
+  answer(id: string, allow: boolean): Promise<void> {
+    const askId = this.byId.get(id)?.ask?.id;
+    if (askId === undefined) {
+      this.errors.set(id, 'There is no question to answer any more.');
+      return Promise.resolve();
+    }
+    return this.#act(id, allow ? Pending.Allow : Pending.Deny, () => this.#backend.answerTask(id, askId, allow));
+  }
+
+  /** Clears the error shown for a task. */
+  dismiss(id: string): void {
+    this.errors.delete(id);
+  }
+
+  async #act(id: string, kind: Pending, call: () => Promise<Task | null>): Promise<void> {
+    if (this.pending.has(id)) return;
+    this.pending.set(id, kind);
+    this.errors.delete(id);
+    try {
+      const t = await call();
+      if (t) this.#put(t);
+    } catch (e) {
+      const err = toApiError(e);
+      if (err.unauthorized) this.unauthorized = true;
+      this.errors.set(id, sentence(err));
+      // Whatever we thought, the server knows: fetch its copy.
+      try {
+        this.#put(await this.#backend.getTask(id));
+      } catch (e2) {
+        if (e2 instanceof ApiError && e2.status === 404) this.#apply({ type: EventType.TaskDeleted, id });
+      }
+    } finally {
+      this.pending.delete(id);
+    }
+  }
+}
+
+/** An error as one sentence ending in a full stop. */
+export function sentence(e: ApiError): string {
+  const m = e.message.trim();
+  if (m === '') return 'Something went wrong; try again.';
+  const s = m.charAt(0).toUpperCase() + m.slice(1);
+  return /[.!?]$/.test(s) ? s : `${s}.`;
+}

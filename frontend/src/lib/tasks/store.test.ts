@@ -1,0 +1,131 @@
+import { describe, expect, it, vi } from 'vitest';
+import type { Backend } from '../backend/backend';
+import { EventType, Status, type Task, type TaskEvent, type TaskList } from '../backend/contract';
+import { ApiError } from '../backend/error';
+import { makeTask } from './fixture';
+import { Group } from './language';
+import { Pending, TasksStore } from './store.svelte';
+
+const concurrent: TaskList['concurrent'] = { background: { running: 0, limit: 3 }, helper: { running: 0, limit: 4 } };
+
+/** A Backend double whose answers each test sets; it records what was asked. */
+function mockBackend(tasks: Task[] = []) {
+  let onEvent: (e: TaskEvent) => void = () => {};
+  let onReconnect: () => void = () => {};
+  const b = {
+    list: tasks,
+    listTasks: vi.fn(async (): Promise<TaskList> => ({ tasks: b.list, concurrent })),
+    createTask: vi.fn(async (): Promise<Task> => makeTask({ id: 'new' })),
+    getTask: vi.fn(async (id: string): Promise<Task> => {
+      const t = b.list.find((x) => x.id === id);
+      if (!t) throw new ApiError('not_found', 'no such task', 404);
+      return t;
+    }),
+    readOutput: vi.fn(async () => ({ data: '', next: 0 })),
+    stopTask: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Stopped, rev: 10 })),
+    retryTask: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Queued, rev: 10 })),
+    deleteTask: vi.fn(async (): Promise<void> => {}),
+    answerTask: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Running, rev: 10 })),
+    subscribe: vi.fn((ev: (e: TaskEvent) => void, rc: () => void) => {
+      onEvent = ev;
+      onReconnect = rc;
+      return () => {};
+    }),
+    emit: (e: TaskEvent) => onEvent(e),
+    reconnect: () => onReconnect(),
+  };
+  return b satisfies Backend;
+}
+
+const now = (f: () => void) => f();
+
+describe('TasksStore', () => {
+  it('loads, then applies events by rev', async () => {
+    const b = mockBackend([makeTask({ id: 'a', status: Status.Running, rev: 2 })]);
+    const s = new TasksStore(b, now);
+    await s.reload();
+    expect(s.loaded).toBe(true);
+    expect(s.groups[Group.Working].map((t) => t.id)).toEqual(['a']);
+    s.enqueue({ type: EventType.TaskChanged, task: makeTask({ id: 'a', status: Status.Done, rev: 3 }) });
+    s.enqueue({ type: EventType.TaskChanged, task: makeTask({ id: 'a', status: Status.Running, rev: 2 }) });
+    expect(s.byId.get('a')?.status).toBe(Status.Done);
+    expect(s.badge).toBeNull();
+  });
+
+  it('coalesces events until the frame runs', () => {
+    const frames: (() => void)[] = [];
+    const s = new TasksStore(mockBackend(), (f) => frames.push(f));
+    s.enqueue({ type: EventType.TaskChanged, task: makeTask({ id: 'a', rev: 1 }) });
+    s.enqueue({ type: EventType.TaskChanged, task: makeTask({ id: 'b', rev: 1 }) });
+    expect(frames).toHaveLength(1);
+    expect(s.byId.size).toBe(0);
+    frames[0]?.();
+    expect(s.byId.size).toBe(2);
+  });
+
+  it('reloads on reconnect and drops what was deleted meanwhile', async () => {
+    const b = mockBackend([makeTask({ id: 'a' }), makeTask({ id: 'b' })]);
+    const s = new TasksStore(b, now);
+    s.start();
+    await vi.waitFor(() => expect(s.byId.size).toBe(2));
+    b.list = [makeTask({ id: 'b', rev: 5, status: Status.Running })];
+    b.reconnect();
+    await vi.waitFor(() => expect(s.byId.size).toBe(1));
+    expect(s.byId.get('b')?.status).toBe(Status.Running);
+    expect(s.badge).toEqual({ count: 1, needsYou: false, label: '1 working' });
+  });
+
+  it('marks an action pending and takes the server answer', async () => {
+    const b = mockBackend([makeTask({ id: 'a', status: Status.Running, rev: 2 })]);
+    const s = new TasksStore(b, now);
+    await s.reload();
+    const p = s.stop('a');
+    expect(s.pending.get('a')).toBe(Pending.Stop);
+    await p;
+    expect(s.pending.has('a')).toBe(false);
+    expect(s.byId.get('a')?.status).toBe(Status.Stopped);
+  });
+
+  it('shows one sentence and refetches when an action fails', async () => {
+    const b = mockBackend([makeTask({ id: 'a', status: Status.Done, rev: 4 })]);
+    b.stopTask.mockRejectedValueOnce(new ApiError('invalid_transition', 'task is done', 409));
+    const s = new TasksStore(b, now);
+    await s.reload();
+    await s.stop('a');
+    expect(s.errors.get('a')).toBe('Task is done.');
+    expect(b.getTask).toHaveBeenCalledWith('a');
+  });
+
+  it('hides a task while it is being deleted and brings it back if that fails', async () => {
+    const b = mockBackend([makeTask({ id: 'a', status: Status.Done })]);
+    let fail: (e: unknown) => void = () => {};
+    b.deleteTask.mockImplementationOnce(() => new Promise((_, reject) => (fail = reject)));
+    const s = new TasksStore(b, now);
+    await s.reload();
+    const p = s.remove('a');
+    expect(s.count).toBe(0);
+    fail(new ApiError('conflict', 'it is running again', 409));
+    await p;
+    expect(s.count).toBe(1);
+    expect(s.errors.get('a')).toBe('It is running again.');
+  });
+
+  it('answers the current question', async () => {
+    const ask = { id: 'k1', tool: 'bash', detail: 'Run echo?', askedAt: '2026-11-30T06:00:00Z', expiresAt: '2026-11-30T07:00:00Z' };
+    const b = mockBackend([makeTask({ id: 'a', status: Status.NeedsYou, ask })]);
+    const s = new TasksStore(b, now);
+    await s.reload();
+    expect(s.badge?.needsYou).toBe(true);
+    await s.answer('a', true);
+    expect(b.answerTask).toHaveBeenCalledWith('a', 'k1', true);
+    expect(s.byId.get('a')?.status).toBe(Status.Running);
+  });
+
+  it('notices a sign-in is needed', async () => {
+    const b = mockBackend();
+    b.listTasks.mockRejectedValueOnce(new ApiError('unauthorized', 'no token', 401));
+    const s = new TasksStore(b, now);
+    await s.reload();
+    expect(s.unauthorized).toBe(true);
+  });
+});

@@ -1,0 +1,9 @@
+import { mount } from 'svelte';
+import App from './App.svelte';
+import './app.css';
+import { pickBackend } from './lib/backend';
+
+const target = document.getElementById('app');
+if (!target) throw new Error('index.html lacks #app');
+
+export default mount(App, { target, props: { backend: pickBackend() } });

@@ -1,0 +1,7 @@
+import { vitePreprocess } from '@sveltejs/vite-plugin-svelte';
+
+/** @type {import('@sveltejs/vite-plugin-svelte').SvelteConfig} */
+export default {
+  preprocess: vitePreprocess(),
+  compilerOptions: { runes: true },
+};
