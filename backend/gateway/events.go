@@ -35,22 +35,34 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 	defer c.CloseNow()
 	sub := g.cfg.Bus.Subscribe(eventBuffer)
 	defer sub.Close()
-	ctx := c.CloseRead(r.Context())
+	// ctx ends when the client leaves or is dropped by the bus, so a write
+	// stuck on a client that does not read ends at once.
+	ctx, cancel := context.WithCancel(c.CloseRead(r.Context()))
+	defer cancel()
+	go func() {
+		select {
+		case <-sub.Done():
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
 	for {
 		select {
 		case <-ctx.Done():
-			return
-		case <-sub.Done():
-			c.Close(websocket.StatusTryAgainLater, "fell behind; reconnect and reload")
+			select {
+			case <-sub.Done():
+				c.Close(websocket.StatusTryAgainLater, "fell behind; reconnect and reload")
+			default:
+			}
 			return
 		case ev := <-sub.C():
 			b, err := json.Marshal(ev)
 			if err != nil {
 				continue
 			}
-			wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+			wctx, cancelWrite := context.WithTimeout(ctx, writeTimeout)
 			err = c.Write(wctx, websocket.MessageText, b)
-			cancel()
+			cancelWrite()
 			if err != nil {
 				return
 			}
