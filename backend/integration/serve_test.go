@@ -1,0 +1,236 @@
+package integration
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"conch/backend/task"
+	"conch/backend/taskrun"
+)
+
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "conch-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "conch")
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = root
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build conch:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type server struct {
+	cmd   *exec.Cmd
+	base  string
+	token string
+}
+
+var servingLine = regexp.MustCompile(`^conch: serving (http://127\.0\.0\.1:\d+)/\?token=([0-9a-f]{64})$`)
+
+// start runs `conch serve` on a free loopback port and reads its URL.
+func start(t *testing.T, home string) *server {
+	t.Helper()
+	cmd := exec.Command(bin, "serve", "--home", home, "--addr", "127.0.0.1:0")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		lines <- strings.TrimSpace(line)
+		_, _ = io.Copy(io.Discard, out)
+	}()
+	select {
+	case line := <-lines:
+		m := servingLine.FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("serve printed %q", line)
+		}
+		return &server{cmd: cmd, base: m[1], token: m[2]}
+	case <-time.After(20 * time.Second):
+		t.Fatal("conch serve printed nothing")
+	}
+	return nil
+}
+
+func (s *server) call(t *testing.T, method, path, body string, out any) int {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	r, _ := http.NewRequest(method, s.base+path, rd)
+	r.Header.Set("Authorization", "Bearer "+s.token)
+	if body != "" {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if out != nil {
+		if s, ok := out.(*string); ok {
+			*s = string(b)
+		} else if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s %s: %v in %s", method, path, err, b)
+		}
+	}
+	return resp.StatusCode
+}
+
+func (s *server) waitTask(t *testing.T, id string, ok func(task.Task) bool) task.Task {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var tk task.Task
+		s.call(t, "GET", "/api/tasks/"+id, "", &tk)
+		if ok(tk) {
+			return tk
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s: gave up waiting; last %+v", id, tk)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestServePrintsSignInURLAndGuardsTheToken(t *testing.T) {
+	home := t.TempDir()
+	s := start(t, home)
+	fi, err := os.Stat(filepath.Join(home, "gateway-token"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %v %v", fi, err)
+	}
+	resp, err := http.Get(s.base + "/api/tasks")
+	if err != nil || resp.StatusCode != 401 {
+		t.Fatalf("no token: %v %v", resp, err)
+	}
+	jar := &cookieJar{}
+	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err = c.Get(s.base + "/?token=" + s.token)
+	if err != nil || resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/" {
+		t.Fatalf("sign-in link: %v %v", resp, err)
+	}
+	resp, err = c.Get(s.base + "/api/tasks")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("with the session cookie: %v %v", resp, err)
+	}
+}
+
+// A Conch killed with kill -9 while a task runs: after a restart the task is
+// interrupted, what it started is gone, and its output is still there.
+func TestKill9WhileRunningThenRestart(t *testing.T) {
+	home := t.TempDir()
+	work := t.TempDir()
+	s := start(t, home)
+	var tk task.Task
+	body := fmt.Sprintf(`{"text":"sleep 300 & echo started; wait","options":{"mode":"auto","cwd":%q}}`, work)
+	if code := s.call(t, "POST", "/api/tasks", body, &tk); code != 201 {
+		t.Fatalf("create: %d", code)
+	}
+	running := s.waitTask(t, tk.ID, func(t task.Task) bool { return t.Status == task.Running && t.OutputBytes > 0 })
+	if running.Pid == 0 {
+		t.Fatal("running task has no recorded process group")
+	}
+	if n := marked(tk.ID); n == 0 {
+		t.Fatal("no process of the task found")
+	}
+
+	if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.cmd.Wait()
+
+	s2 := start(t, home)
+	got := s2.waitTask(t, tk.ID, func(task.Task) bool { return true })
+	if got.Status != task.Interrupted || got.Error != taskrun.InterruptedReason {
+		t.Fatalf("after restart: %s %q", got.Status, got.Error)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for marked(tk.ID) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d processes of the task outlived Conch", marked(tk.ID))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var out string
+	if code := s2.call(t, "GET", "/api/tasks/"+tk.ID+"/output", "", &out); code != 200 || out != "started\n" {
+		t.Fatalf("output after restart: %d %q", code, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(home, "tasks", tk.ID, "output.log")); err != nil || string(b) != "started\n" {
+		t.Fatalf("log on disk: %q %v", b, err)
+	}
+	// Try again runs it from the start on the new server.
+	if code := s2.call(t, "POST", "/api/tasks/"+tk.ID+"/retry", "", nil); code != 200 {
+		t.Fatalf("retry: %d", code)
+	}
+	s2.waitTask(t, tk.ID, func(t task.Task) bool { return t.Status == task.Running })
+	if code := s2.call(t, "POST", "/api/tasks/"+tk.ID+"/stop", "", nil); code != 200 {
+		t.Fatalf("stop: %d", code)
+	}
+}
+
+// A second Conch on the same home says the first one has it.
+func TestSecondServerOnSameHomeIsRefused(t *testing.T) {
+	home := t.TempDir()
+	start(t, home)
+	cmd := exec.Command(bin, "serve", "--home", home, "--addr", "127.0.0.1:0")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("second server started: %s", out)
+	}
+	if !strings.Contains(string(out), "in use by another process") {
+		t.Fatalf("second server said %q", out)
+	}
+}
+
+// marked counts live processes carrying the task's mark.
+func marked(id string) int {
+	dirs, _ := os.ReadDir("/proc")
+	n := 0
+	for _, d := range dirs {
+		env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
+		if err == nil && strings.Contains(string(env), taskrun.EnvTaskID+"="+id+"\x00") {
+			n++
+		}
+	}
+	return n
+}
+
+type cookieJar struct{ cookies []*http.Cookie }
+
+func (j *cookieJar) SetCookies(_ *url.URL, c []*http.Cookie) { j.cookies = append(j.cookies, c...) }
+func (j *cookieJar) Cookies(*url.URL) []*http.Cookie         { return j.cookies }
