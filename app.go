@@ -11,6 +11,7 @@ import (
 	"conch/backend/event"
 	"conch/backend/gateway"
 	"conch/backend/output"
+	"conch/backend/pref"
 	"conch/backend/provider/shell"
 	"conch/backend/store"
 	"conch/backend/task"
@@ -129,6 +130,24 @@ func (a *App) DeleteTask(id string) error {
 func (a *App) AnswerTask(id, askID string, allow bool) (task.Task, error) {
 	t, err := a.tasks.Answer(id, askID, allow)
 	return t, bindErr(err)
+}
+
+// Preferences returns the person's preferences.
+func (a *App) Preferences() (pref.Preferences, error) {
+	p, err := a.store.Preferences()
+	return p, bindErr(err)
+}
+
+// SetPreferences validates, saves and applies preferences.
+func (a *App) SetPreferences(p pref.Preferences) (pref.Preferences, error) {
+	if err := p.Validate(); err != nil {
+		return p, bindErr(fmt.Errorf("%w: %v", taskrun.ErrInvalid, err))
+	}
+	if err := a.store.PutPreferences(p); err != nil {
+		return p, bindErr(err)
+	}
+	a.tasks.SetLimits(p.Limits)
+	return p, nil
 }
 
 // bindErr gives a binding's error the same JSON body the HTTP API sends, so

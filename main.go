@@ -135,7 +135,7 @@ func serve(ctx context.Context, home, addr string, stdout, stderr io.Writer) err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	gw, err := gateway.New(gateway.Config{
-		Tasks: app.tasks, Logs: app.logs, Bus: app.bus, Assets: assets(), Token: token, Log: log,
+		Tasks: app.tasks, Prefs: app, Logs: app.logs, Bus: app.bus, Assets: assets(), Token: token, Log: log,
 	}, ln.Addr().String())
 	if err != nil {
 		ln.Close()

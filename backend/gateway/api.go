@@ -24,6 +24,7 @@ const maxOutputRead = 1 << 20
 func (g *Gateway) routes() {
 	g.mux.HandleFunc("/api/events", g.events)
 	g.mux.HandleFunc("/api/tasks", g.tasks)
+	g.mux.HandleFunc("/api/preferences", g.preferences)
 	g.mux.HandleFunc("/api/tasks/", g.taskByID)
 	g.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "No such API route: "+r.URL.Path)
@@ -49,6 +50,41 @@ func (g *Gateway) tasks(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusCreated, t)
 	default:
 		methodNotAllowed(w, "GET, POST")
+	}
+}
+
+// preferences reads (GET) and changes (PATCH: only the fields sent) the
+// person's preferences.
+func (g *Gateway) preferences(w http.ResponseWriter, r *http.Request) {
+	if g.cfg.Prefs == nil {
+		writeError(w, http.StatusNotFound, "not_found", "Preferences are not available here.")
+		return
+	}
+	cur, err := g.cfg.Prefs.Preferences()
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+		writeJSON(w, http.StatusOK, cur)
+	case http.MethodPatch:
+		// Decoding onto the current preferences changes only what was sent.
+		if !decode(w, r, &cur) {
+			return
+		}
+		if err := cur.Validate(); err != nil {
+			writeError(w, http.StatusBadRequest, "invalid", sentence(err))
+			return
+		}
+		saved, err := g.cfg.Prefs.SetPreferences(cur)
+		if err != nil {
+			writeErr(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, saved)
+	default:
+		methodNotAllowed(w, "GET, PATCH")
 	}
 }
 

