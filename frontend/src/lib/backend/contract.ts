@@ -30,6 +30,11 @@ export function isFinished(s: Status): boolean {
   return s === Status.Done || s === Status.Failed || s === Status.Stopped || s === Status.Interrupted;
 }
 
+/** Reports whether a task in status s holds a slot (running, or waiting on the person mid-run). */
+export function isActive(s: Status): boolean {
+  return s === Status.Running || s === Status.NeedsYou;
+}
+
 /** Reports whether a task in status s can be stopped. */
 export function isStoppable(s: Status): boolean {
   return s === Status.Queued || s === Status.Running || s === Status.NeedsYou;

@@ -2,7 +2,7 @@
 /* eslint-disable svelte/prefer-svelte-reactivity */
 import { SvelteMap } from 'svelte/reactivity';
 import type { Backend } from '../backend/backend';
-import { EventType, type CreateTaskRequest, type Task, type TaskEvent, type TaskList } from '../backend/contract';
+import { EventType, Kind, isActive, type CreateTaskRequest, type Slots, type Task, type TaskEvent, type TaskList } from '../backend/contract';
 import { ApiError, toApiError } from '../backend/error';
 import { Group } from './language';
 import { applyEvent, badgeOf, groupTasks, queuePositions, type Badge, type Groups } from './model';
@@ -61,6 +61,14 @@ export class TasksStore {
   readonly positions: Map<string, number> = $derived(queuePositions(this.groups[Group.Waiting]));
   /** The sidebar badge. */
   readonly badge: Badge | null = $derived(badgeOf(this.groups));
+  /** Background slots: how many hold one now (from the live list) and the limit (from the last load). */
+  readonly backgroundSlots: Slots | null = $derived.by(() => {
+    const limit = this.concurrent?.background.limit;
+    if (limit === undefined) return null;
+    let running = 0;
+    for (const t of this.byId.values()) if (t.kind === Kind.Background && isActive(t.status)) running++;
+    return { running, limit };
+  });
   /** How many tasks there are, hidden ones aside. */
   readonly count: number = $derived(
     this.groups[Group.NeedsYou].length + this.groups[Group.Working].length + this.groups[Group.Waiting].length + this.groups[Group.Finished].length,

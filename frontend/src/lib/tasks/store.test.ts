@@ -121,6 +121,15 @@ describe('TasksStore', () => {
     expect(s.byId.get('a')?.status).toBe(Status.Running);
   });
 
+  it('counts busy background slots from the live list', async () => {
+    const b = mockBackend([makeTask({ id: 'a', status: Status.Running }), makeTask({ id: 'h', status: Status.Running, kind: 'helper' })]);
+    const s = new TasksStore(b, now);
+    await s.reload();
+    expect(s.backgroundSlots).toEqual({ running: 1, limit: 3 });
+    s.enqueue({ type: EventType.TaskChanged, task: makeTask({ id: 'a', status: Status.Done, rev: 2 }) });
+    expect(s.backgroundSlots).toEqual({ running: 0, limit: 3 });
+  });
+
   it('notices a sign-in is needed', async () => {
     const b = mockBackend();
     b.listTasks.mockRejectedValueOnce(new ApiError('unauthorized', 'no token', 401));

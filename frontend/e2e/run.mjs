@@ -1,0 +1,353 @@
+// End-to-end check of the tasks page against the real server.
+//
+//   npm run e2e            (CONCH_BIN=path/to/conch to use another binary)
+//
+// Starts `conch serve` on a free port with a throw-away home, opens the link
+// it prints in headless Debian Chromium, drives the page like a person and
+// saves screenshots (light and dark) under build/test-artifacts/. The binary
+// embeds frontend/dist when it is built: run `npm run build` before building
+// it, or the page under test is an older one (a warning says so).
+//
+// Prints one line per check and a last line "N passed, M failed"; exits
+// non-zero when anything failed. The server is always stopped.
+
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const frontend = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const bin = resolve(frontend, process.env.CONCH_BIN ?? '../build/bin/conch');
+const artifacts = resolve(frontend, '../build/test-artifacts');
+const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const stepTimeout = 20_000;
+
+/** @type {{name: string, ok: boolean, why?: string}[]} */
+const results = [];
+/** @type {import('node:child_process').ChildProcess | undefined} */
+let server;
+let serverLog = '';
+const temps = /** @type {string[]} */ ([]);
+
+/** @param {string} prefix */
+function temp(prefix) {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  temps.push(d);
+  return d;
+}
+
+function stopServer() {
+  if (server && server.exitCode === null && server.signalCode === null) {
+    server.kill('SIGTERM');
+    const s = server;
+    setTimeout(() => s.exitCode === null && s.signalCode === null && s.kill('SIGKILL'), 3000).unref();
+  }
+}
+
+process.on('exit', () => {
+  if (server && server.exitCode === null) server.kill('SIGKILL');
+});
+for (const sig of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
+  process.on(sig, () => {
+    stopServer();
+    process.exit(130);
+  });
+}
+
+/**
+ * Starts `conch serve` and resolves with the sign-in URL it prints.
+ * @param {string} home
+ * @param {string} addr
+ * @returns {Promise<string>}
+ */
+function startServer(home, addr) {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(bin, ['serve', '--home', home, '--addr', addr], { stdio: ['ignore', 'pipe', 'pipe'] });
+    server = child;
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`conch serve printed no URL within 15 s; its stderr:\n${serverLog}`)), 15_000);
+    child.stderr.on('data', (b) => (serverLog += b.toString()));
+    child.stdout.on('data', (b) => {
+      out += b.toString();
+      const m = /^conch: serving (http:\/\/\S+\/\?token=\S+)$/m.exec(out);
+      if (m?.[1]) {
+        clearTimeout(timer);
+        resolvePromise(m[1]);
+      }
+    });
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(new Error(`could not start ${bin}: ${e.message}`));
+    });
+    child.on('exit', (code, sig) => {
+      clearTimeout(timer);
+      reject(new Error(`conch serve exited (${code ?? sig}) before printing its URL; its stderr:\n${serverLog}`));
+    });
+  });
+}
+
+/**
+ * Polls f until it returns something truthy.
+ * @template T
+ * @param {string} what
+ * @param {() => Promise<T>} f
+ * @param {number} [timeout]
+ * @returns {Promise<T>}
+ */
+async function until(what, f, timeout = stepTimeout) {
+  const end = Date.now() + timeout;
+  let last;
+  for (;;) {
+    try {
+      const v = await f();
+      if (v) return v;
+      last = v;
+    } catch (e) {
+      last = e instanceof Error ? e.message : e;
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(last)})`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** @param {import('playwright-core').Page} page @param {string} title */
+const card = (page, title) => page.getByRole('article', { name: title, exact: true });
+
+/**
+ * Waits for the card titled title to show status, with word in its chip.
+ * @param {import('playwright-core').Page} page
+ * @param {string} title
+ * @param {string} status
+ * @param {string} word
+ */
+async function waitStatus(page, title, status, word) {
+  const c = card(page, title);
+  await until(`"${title}" to be ${status}`, async () => (await c.getAttribute('data-status', { timeout: 1000 })) === status);
+  const chip = c.locator('.chip').first();
+  await until(`"${title}" chip to say "${word}"`, async () => ((await chip.textContent()) ?? '').includes(word));
+  return c;
+}
+
+/**
+ * Sends a command from the composer with the keyboard shortcut.
+ * @param {import('playwright-core').Page} page
+ * @param {string} command
+ * @param {string} mode
+ */
+async function send(page, command, mode) {
+  const box = page.getByRole('textbox', { name: 'Shell command' });
+  await box.fill(command);
+  await page.getByLabel('Mode').selectOption(mode);
+  await page.getByRole('button', { name: /Do it in the background/ }).waitFor();
+  await box.focus();
+  await page.keyboard.press('Control+Shift+Enter');
+  await until('the composer to clear after sending', async () => (await box.inputValue()) === '');
+}
+
+/**
+ * Screenshots the page in light and in dark.
+ * @param {import('playwright-core').Page} page
+ * @param {string} name
+ */
+async function shoot(page, name) {
+  for (const colorScheme of /** @type {const} */ (['light', 'dark'])) {
+    await page.emulateMedia({ colorScheme });
+    await page.waitForTimeout(150);
+    await page.screenshot({ path: join(artifacts, `${name}-${colorScheme}.png`) });
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+}
+
+/** @type {import('playwright-core').Page | undefined} */
+let currentPage;
+
+/**
+ * Runs one named check and records how it went.
+ * @param {string} name
+ * @param {() => Promise<void>} f
+ */
+async function check(name, f) {
+  try {
+    await f();
+    results.push({ name, ok: true });
+    console.log(`ok    ${name}`);
+  } catch (e) {
+    const why = e instanceof Error ? e.message.split('\n').slice(0, 6).join('\n      ') : String(e);
+    results.push({ name, ok: false, why });
+    console.log(`FAIL  ${name}\n      ${why}`);
+    const slug = name.replace(/[^a-z0-9]+/gi, '-').toLowerCase();
+    await currentPage?.screenshot({ path: join(artifacts, `fail-${slug}.png`) }).catch(() => {});
+  }
+}
+
+async function main() {
+  mkdirSync(artifacts, { recursive: true });
+  if (!existsSync(bin)) throw new Error(`no server binary at ${bin}; build it with \`go build -o build/bin/conch .\` at the repo root, or set CONCH_BIN`);
+  if (!existsSync(chromiumPath)) throw new Error(`no Chromium at ${chromiumPath}; install Debian's chromium package (apt-get install chromium)`);
+
+  const home = temp('conch-e2e-home-');
+  const url = await startServer(home, '127.0.0.1:0');
+  const origin = new URL(url).origin;
+  const token = new URL(url).searchParams.get('token') ?? '';
+  console.log(`server ${origin} (home ${home})`);
+
+  const browser = await chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--disable-sync',
+      '--disable-quic',
+    ],
+  });
+  const context = await browser.newContext({ viewport: { width: 1200, height: 820 }, colorScheme: 'light' });
+  const page = await context.newPage();
+  currentPage = page;
+  /** @type {string[]} */
+  const pageErrors = [];
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error') pageErrors.push(m.text());
+  });
+
+  try {
+    await check('opens the sign-in link and shows the empty tasks page', async () => {
+      await page.goto(url);
+      await page.getByRole('heading', { name: 'Tasks', level: 1 }).waitFor({ timeout: stepTimeout });
+      if ((await page.title()) !== 'Conch') throw new Error(`window title is "${await page.title()}"`);
+      await page.getByText('Nothing running. Type a command below and press').waitFor({ timeout: stepTimeout });
+      const served = await (await fetch(`${origin}/`, { headers: { Authorization: `Bearer ${token}` } })).text();
+      const built = existsSync(join(frontend, 'dist/index.html')) ? readFileSync(join(frontend, 'dist/index.html'), 'utf8') : '';
+      if (built && served.trim() !== built.trim()) console.log('      warning: the binary embeds another frontend build than frontend/dist; rebuild it');
+      await shoot(page, 'empty');
+    });
+
+    await check('runs `echo hello-e2e` (auto) to Done with its output', async () => {
+      await send(page, 'echo hello-e2e', 'auto');
+      const c = await waitStatus(page, 'echo hello-e2e', 'done', 'Done');
+      await until('"hello-e2e" in the output', async () => ((await c.locator('pre').textContent()) ?? '').includes('hello-e2e'));
+    });
+
+    await check('shows `sleep 30` Working, then Stop makes it Stopped', async () => {
+      await send(page, 'sleep 30', 'auto');
+      const c = await waitStatus(page, 'sleep 30', 'running', 'Working');
+      await until('elapsed to tick', async () => /^\d+s$/.test(((await c.locator('.elapsed').textContent()) ?? '').trim()));
+      await c.getByRole('button', { name: 'Stop' }).click();
+      await waitStatus(page, 'sleep 30', 'stopped', 'Stopped');
+    });
+
+    await check('asks before `echo asked` (ask) and runs it once allowed', async () => {
+      await send(page, 'echo asked', 'ask');
+      const c = await waitStatus(page, 'echo asked', 'needs-you', 'Needs your OK');
+      const ask = c.getByRole('region', { name: 'Question' });
+      await until('the question to name the command', async () => ((await ask.textContent()) ?? '').includes('echo asked'));
+      await until('the sidebar badge to count it', async () => ((await page.locator('nav .badge').textContent()) ?? '').includes('1'));
+      // A second command keeps running while the first waits, for the screenshots.
+      await send(page, 'for i in $(seq 20); do echo "step $i"; sleep 1; done', 'auto');
+      await waitStatus(page, 'for i in $(seq 20); do echo "step $i"; sleep 1; done', 'running', 'Working');
+      await page.waitForTimeout(1500);
+      await shoot(page, 'tasks');
+      await c.getByRole('button', { name: 'Allow' }).click();
+      await waitStatus(page, 'echo asked', 'done', 'Done');
+      await until('"asked" in the output', async () => ((await c.locator('pre').textContent()) ?? '').includes('asked'));
+    });
+
+    await check('Try again runs a finished task again', async () => {
+      const c = card(page, 'echo hello-e2e');
+      const rev = Number(await c.getAttribute('data-rev'));
+      await c.getByRole('button', { name: 'Try again' }).click();
+      await until('a new run to finish (rev to grow, status done)', async () => Number(await c.getAttribute('data-rev', { timeout: 1000 })) > rev + 1 && (await c.getAttribute('data-status', { timeout: 1000 })) === 'done');
+      await until('"hello-e2e" in the output', async () => ((await c.locator('pre').textContent()) ?? '').includes('hello-e2e'));
+    });
+
+    await check('Try again on a stopped task shows it Working again', async () => {
+      const c = card(page, 'sleep 30');
+      await c.getByRole('button', { name: 'Try again' }).click();
+      await waitStatus(page, 'sleep 30', 'running', 'Working');
+      await c.getByRole('button', { name: 'Stop' }).click();
+      await waitStatus(page, 'sleep 30', 'stopped', 'Stopped');
+    });
+
+    await check('Delete asks inline, Esc keeps the task, confirming removes it', async () => {
+      const c = card(page, 'sleep 30');
+      await c.getByRole('button', { name: 'Delete' }).click();
+      await c.getByRole('group', { name: 'Confirm delete' }).waitFor({ timeout: stepTimeout });
+      await page.keyboard.press('Escape');
+      await until('the confirmation to close', async () => (await c.getByRole('group', { name: 'Confirm delete' }).count()) === 0);
+      await c.getByRole('button', { name: 'Delete' }).click();
+      await c.getByRole('group', { name: 'Confirm delete' }).getByRole('button', { name: 'Delete' }).click();
+      await until('the card to go', async () => (await card(page, 'sleep 30').count()) === 0);
+    });
+
+    await check('a refused command keeps the text and says why', async () => {
+      const box = page.getByRole('textbox', { name: 'Shell command' });
+      await box.fill('echo nowhere');
+      await page.getByLabel('Folder').fill('/no/such/folder/for/conch-e2e');
+      await page.getByLabel('Mode').selectOption('auto');
+      await page.keyboard.press('Control+Shift+Enter');
+      const alert = page.locator('form[aria-label="New background task"] [role="alert"]');
+      await until('an error under the composer, or a card for it', async () => (await alert.count()) > 0 || (await card(page, 'echo nowhere').count()) > 0);
+      if ((await alert.count()) > 0) {
+        if ((await box.inputValue()) !== 'echo nowhere') throw new Error('the composer lost the text after an error');
+        console.log(`      server said: ${await alert.textContent()}`);
+      } else {
+        // The server accepted the folder; the task must then fail and say so.
+        await waitStatus(page, 'echo nowhere', 'failed', "Didn't finish");
+      }
+      await page.getByLabel('Folder').fill('');
+      await box.fill('');
+    });
+
+    await check('reconnects after the server restarts and reloads the list', async () => {
+      const port = new URL(origin).port;
+      const s = server;
+      stopServer();
+      await until('the server to stop', async () => s?.exitCode !== null || s?.signalCode !== null);
+      await page.waitForTimeout(300);
+      await startServer(home, `127.0.0.1:${port}`);
+      const res = await fetch(`${origin}/api/tasks`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ text: 'echo after-restart', options: { provider: 'shell', mode: 'auto' } }),
+      });
+      if (res.status !== 201) throw new Error(`creating a task over the API answered ${res.status}`);
+      await waitStatus(page, 'echo after-restart', 'done', 'Done');
+    });
+
+    await check('the page logged no errors', async () => {
+      // A restart drops the event stream on purpose; the browser logs that.
+      const real = pageErrors.filter((m) => !/WebSocket|ERR_CONNECTION_REFUSED|Failed to load resource/.test(m));
+      if (real.length > 0) throw new Error(real.join('\n'));
+    });
+
+    await shoot(page, 'final');
+  } finally {
+    await browser.close().catch(() => {});
+  }
+}
+
+let fatal = '';
+try {
+  await main();
+} catch (e) {
+  fatal = e instanceof Error ? e.message : String(e);
+  console.log(`FAIL  setup\n      ${fatal}`);
+} finally {
+  stopServer();
+  await new Promise((r) => setTimeout(r, 200));
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+}
+
+const passed = results.filter((r) => r.ok).length;
+const failed = results.length - passed + (fatal ? 1 : 0);
+if (failed > 0 && serverLog.trim() !== '') console.log(`server stderr:\n${serverLog.trim()}`);
+console.log(`screenshots in ${artifacts}`);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed > 0 ? 1 : 0);
