@@ -127,15 +127,15 @@ func (s *Shell) stop(pgid int, waited <-chan error) error {
 	if grace == 0 {
 		grace = StopGrace
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	signalGroup(pgid, syscall.SIGTERM)
 	select {
 	case err := <-waited:
 		// bash may be gone while others in its group still run.
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		signalGroup(pgid, syscall.SIGKILL)
 		return err
 	case <-time.After(grace):
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	signalGroup(pgid, syscall.SIGKILL)
 	return <-waited
 }
 

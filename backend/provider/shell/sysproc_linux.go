@@ -7,3 +7,6 @@ import "syscall"
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
+
+// signalGroup sends sig to every process in the group.
+func signalGroup(pgid int, sig syscall.Signal) { _ = syscall.Kill(-pgid, sig) }

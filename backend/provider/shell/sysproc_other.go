@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build unix && !linux
 
 package shell
 
@@ -9,3 +9,6 @@ import "syscall"
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
+
+// signalGroup sends sig to every process in the group.
+func signalGroup(pgid int, sig syscall.Signal) { _ = syscall.Kill(-pgid, sig) }
