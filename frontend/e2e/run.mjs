@@ -190,7 +190,7 @@ async function main() {
   const home = temp('conch-e2e-home-');
   const url = await startServer(home, '127.0.0.1:0');
   const origin = new URL(url).origin;
-  const token = new URL(url).searchParams.get('token') ?? '';
+  let token = new URL(url).searchParams.get('token') ?? '';
   console.log(`server ${origin} (home ${home})`);
 
   const browser = await chromium.launch({
@@ -310,7 +310,9 @@ async function main() {
       const s = server;
       stopServer();
       await until('the server to stop', async () => s?.exitCode !== null || s?.signalCode !== null);
-      await page.waitForTimeout(300);
+      const banner = page.getByRole('alert').filter({ hasText: "Can't reach Conch" });
+      await banner.waitFor({ timeout: stepTimeout });
+      await shoot(page, 'offline');
       await startServer(home, `127.0.0.1:${port}`);
       const res = await fetch(`${origin}/api/tasks`, {
         method: 'POST',
@@ -319,6 +321,35 @@ async function main() {
       });
       if (res.status !== 201) throw new Error(`creating a task over the API answered ${res.status}`);
       await waitStatus(page, 'echo after-restart', 'done', 'Done');
+      await until('the offline banner to go', async () => (await banner.count()) === 0);
+    });
+
+    await check('a sign-in that is no longer valid shows the sign-in panel', async () => {
+      const port = new URL(origin).port;
+      const s = server;
+      stopServer();
+      await until('the server to stop', async () => s?.exitCode !== null || s?.signalCode !== null);
+      rmSync(join(home, 'gateway-token'));
+      const fresh = await startServer(home, `127.0.0.1:${port}`);
+      await page.getByRole('heading', { name: 'Sign in to Conch' }).waitFor({ timeout: stepTimeout });
+      await page.getByText('Open the link that conch serve printed (it carries the sign-in token).').waitFor({ timeout: stepTimeout });
+      await shoot(page, 'signin');
+      token = new URL(fresh).searchParams.get('token') ?? '';
+      await page.goto(fresh);
+      await card(page, 'echo after-restart').waitFor({ timeout: stepTimeout });
+    });
+
+    await check('after a reload finished cards fold to one line; Enter opens one, Esc folds it', async () => {
+      await page.reload();
+      const c = card(page, 'echo hello-e2e');
+      await c.waitFor({ timeout: stepTimeout });
+      if ((await c.locator('pre').count()) !== 0) throw new Error('a finished card loaded open');
+      await shoot(page, 'folded');
+      await c.getByRole('button', { name: 'Show details' }).focus();
+      await page.keyboard.press('Enter');
+      await until('the output to show', async () => ((await c.locator('pre').textContent({ timeout: 1000 })) ?? '').includes('hello-e2e'));
+      await page.keyboard.press('Escape');
+      await until('the card to fold again', async () => (await c.locator('pre').count()) === 0);
     });
 
     await check('the page logged no errors', async () => {

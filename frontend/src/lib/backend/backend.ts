@@ -24,8 +24,10 @@ export interface Backend {
   answerTask(id: string, askId: string, allow: boolean): Promise<Task>;
   /**
    * Delivers live events to onEvent. onReconnect is called each time the
-   * stream (re)opens, because events may have been missed while it was down:
-   * the caller reloads the list. Returns a function that ends the subscription.
+   * stream (re)opens, because events may have been missed while it was down,
+   * and at the reconnect pace while it cannot connect: either way the caller
+   * reloads the list (and so learns of a lost sign-in or a stopped server).
+   * Returns a function that ends the subscription.
    */
   subscribe(onEvent: (e: TaskEvent) => void, onReconnect: () => void): () => void;
 }

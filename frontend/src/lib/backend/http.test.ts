@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { backoffDelay, eventsURL } from './http';
+import { describe, expect, it, vi } from 'vitest';
+import { HttpBackend, backoff, backoffDelay, eventsURL } from './http';
 import { parseEvent } from './event';
 import { leadingPartial, trailingPartial } from './utf8';
 
@@ -44,5 +44,95 @@ describe('event stream', () => {
     expect(parseEvent('{"type":"task.changed","task":{"id":"x"}}')).toBeNull();
     expect(parseEvent('{"type":"conversation.changed"}')).toBeNull();
     expect(parseEvent('nope')).toBeNull();
+  });
+});
+
+describe('HttpBackend.subscribe', () => {
+  /** A WebSocket double the test opens, fails and feeds by hand. */
+  class FakeSocket {
+    static all: FakeSocket[] = [];
+    onopen: (() => void) | null = null;
+    onclose: (() => void) | null = null;
+    onmessage: ((m: { data: string }) => void) | null = null;
+    constructor(readonly url: string) {
+      FakeSocket.all.push(this);
+    }
+    close(): void {
+      this.onclose?.();
+    }
+  }
+
+  it('reloads on open, after repeated failures, and passes events on', async () => {
+    vi.useFakeTimers();
+    FakeSocket.all = [];
+    const listeners = { addEventListener: () => {}, removeEventListener: () => {} };
+    vi.stubGlobal('window', { location: { protocol: 'http:', host: '127.0.0.1:9' }, ...listeners });
+    vi.stubGlobal('document', listeners);
+    vi.stubGlobal('WebSocket', FakeSocket);
+    try {
+      const events: unknown[] = [];
+      let reloads = 0;
+      const off = new HttpBackend().subscribe(
+        (e) => events.push(e),
+        () => reloads++,
+      );
+      const first = FakeSocket.all[0];
+      expect(first?.url).toBe('ws://127.0.0.1:9/api/events');
+      first?.onopen?.();
+      expect(reloads).toBe(1);
+      first?.onmessage?.({ data: '{"type":"task.deleted","id":"a"}' });
+      expect(events).toEqual([{ type: 'task.deleted', id: 'a' }]);
+
+      first?.onclose?.(); // the server went away
+      await vi.advanceTimersByTimeAsync(backoff.maxMs);
+      FakeSocket.all[1]?.onclose?.(); // refused: reload to learn why
+      expect(reloads).toBe(2);
+      await vi.advanceTimersByTimeAsync(backoff.maxMs);
+      FakeSocket.all[2]?.onopen?.();
+      expect(reloads).toBe(3);
+
+      off();
+      await vi.advanceTimersByTimeAsync(backoff.maxMs * 2);
+      expect(FakeSocket.all).toHaveLength(3);
+    } finally {
+      vi.unstubAllGlobals();
+      vi.useRealTimers();
+    }
+  });
+});
+
+describe('HttpBackend.readOutput', () => {
+  it('returns whole characters and reads a cut one again next time', async () => {
+    const bytes = new TextEncoder().encode('ok €'); // 6 bytes; cut inside €
+    const cut = bytes.subarray(0, 5);
+    const fetchMock = vi.fn(async () => new Response(cut, { status: 200, headers: { 'X-Next-Offset': '5' } }));
+    vi.stubGlobal('fetch', fetchMock);
+    try {
+      const chunk = await new HttpBackend().readOutput('t 1', 0);
+      expect(chunk).toEqual({ data: 'ok ', next: 3 });
+      expect(fetchMock).toHaveBeenCalledWith('/api/tasks/t%201/output?offset=0&max=65536', expect.objectContaining({ credentials: 'same-origin' }));
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
+  it('turns an error answer into an ApiError', async () => {
+    vi.stubGlobal('fetch', async () => new Response('{"error":{"code":"not_found","message":"No task x."}}', { status: 404 }));
+    try {
+      await expect(new HttpBackend().getTask('x')).rejects.toMatchObject({ code: 'not_found', status: 404, message: 'No task x.' });
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
+  it('says when Conch cannot be reached', async () => {
+    vi.stubGlobal('fetch', async () => {
+      throw new TypeError('Failed to fetch');
+    });
+    try {
+      await expect(new HttpBackend().listTasks()).rejects.toMatchObject({ code: 'network' });
+    } finally {
+      vi.unstubAllGlobals();
+    }
   });
 });

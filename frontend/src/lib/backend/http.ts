@@ -117,8 +117,10 @@ export class HttpBackend implements Backend {
       timer = undefined;
       if (ended) return;
       const sock = new WebSocket(url);
+      let opened = false;
       ws = sock;
       sock.onopen = () => {
+        opened = true;
         attempt = 0;
         onReconnect();
       };
@@ -129,6 +131,10 @@ export class HttpBackend implements Backend {
       sock.onclose = () => {
         if (ws !== sock || ended) return;
         ws = null;
+        // A browser does not say why a WebSocket was refused. After a second
+        // failure in a row, have the caller reload: its request learns
+        // whether Conch is gone or the sign-in is no longer valid.
+        if (!opened && attempt >= 1) onReconnect();
         timer = setTimeout(connect, backoffDelay(attempt++));
       };
     };
