@@ -93,6 +93,13 @@ func (b *Bus) Publish(e Event) {
 	}
 }
 
+// Closed reports whether Close was called.
+func (b *Bus) Closed() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.closed
+}
+
 // Close ends every subscription; later subscriptions start ended.
 func (b *Bus) Close() {
 	b.mu.Lock()

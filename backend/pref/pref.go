@@ -9,14 +9,26 @@ type Limits struct {
 	Helper     int `json:"helper"`
 }
 
+// Topics say which OS notifications the person wants.
+type Topics struct {
+	// Tasks: "When a background task finishes".
+	Tasks bool `json:"tasks"`
+	// Approvals: "When a task needs your OK".
+	Approvals bool `json:"approvals"`
+}
+
 // Preferences are the person's settings that the engine reads.
 type Preferences struct {
-	Limits Limits `json:"limits"`
+	Limits        Limits `json:"limits"`
+	Notifications Topics `json:"notifications"`
 }
 
 // Defaults returns the preferences a new home starts with.
 func Defaults() Preferences {
-	return Preferences{Limits: Limits{Background: 3, Helper: 4}}
+	return Preferences{
+		Limits:        Limits{Background: 3, Helper: 4},
+		Notifications: Topics{Tasks: true, Approvals: true},
+	}
 }
 
 // Validate refuses values the engine cannot run with.

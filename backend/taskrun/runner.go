@@ -465,6 +465,32 @@ func (r *Runner) Delete(id string) error {
 	return nil
 }
 
+// MarkNotified records that the OS notification for the task's current
+// finish is being sent. It reports false when the task has not finished or
+// was already marked, so a finish is announced once, across restarts: the
+// mark is durable before the notification goes out.
+func (r *Runner) MarkNotified(id string) (task.Task, bool, error) {
+	e, err := r.entry(id)
+	if err != nil {
+		return task.Task{}, false, err
+	}
+	marked := false
+	t, err := r.updateEntry(e, func(t *task.Task) error {
+		if !t.Status.Finished() || t.Notified {
+			return errNothingToDo
+		}
+		t.Notified = true
+		marked = true
+		return nil
+	})
+	if errors.Is(err, errNothingToDo) {
+		err = nil
+	}
+	return t, marked, err
+}
+
+var errNothingToDo = errors.New("nothing to do")
+
 // Answer answers the task's pending question. A second answer, or one for a
 // question that is no longer asked, is refused with ErrConflict.
 func (r *Runner) Answer(id, askID string, allow bool) (task.Task, error) {

@@ -1,0 +1,184 @@
+package notify
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/godbus/dbus/v5"
+)
+
+const (
+	dbusName  = "org.freedesktop.Notifications"
+	dbusPath  = dbus.ObjectPath("/org/freedesktop/Notifications")
+	dbusIface = "org.freedesktop.Notifications"
+)
+
+// DBus sends notifications through org.freedesktop.Notifications and turns
+// its ActionInvoked signals into ActionFunc calls.
+type DBus struct {
+	conn     *dbus.Conn
+	ownConn  bool
+	obj      dbus.BusObject
+	onAction ActionFunc
+	server   string
+
+	mu   sync.Mutex
+	ids  map[string]uint32 // tag → the server's id, for replaces_id
+	tags map[uint32]string
+
+	signals chan *dbus.Signal
+	done    chan struct{}
+	wg      sync.WaitGroup
+	once    sync.Once
+}
+
+// ConnectSession connects to the session bus and the notification server on
+// it, or returns an error wrapping ErrNoServer.
+func ConnectSession(onAction ActionFunc) (*DBus, error) {
+	conn, err := dbus.ConnectSessionBus()
+	if err != nil {
+		return nil, fmt.Errorf("connect session bus: %w: %v", ErrNoServer, err)
+	}
+	d, err := NewDBus(conn, onAction)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	d.ownConn = true
+	return d, nil
+}
+
+// NewDBus uses conn (which stays the caller's) to reach the notification
+// server and listen for its actions.
+func NewDBus(conn *dbus.Conn, onAction ActionFunc) (*DBus, error) {
+	obj := conn.Object(dbusName, dbusPath)
+	var name, vendor, version, spec string
+	if err := obj.Call(dbusIface+".GetServerInformation", 0).Store(&name, &vendor, &version, &spec); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoServer, err)
+	}
+	d := &DBus{
+		conn: conn, obj: obj, onAction: onAction,
+		server:  fmt.Sprintf("%s %s over D-Bus", name, version),
+		ids:     map[string]uint32{},
+		tags:    map[uint32]string{},
+		signals: make(chan *dbus.Signal, 32),
+		done:    make(chan struct{}),
+	}
+	if err := conn.AddMatchSignal(dbus.WithMatchObjectPath(dbusPath), dbus.WithMatchInterface(dbusIface)); err != nil {
+		return nil, fmt.Errorf("listen for notification actions: %w", err)
+	}
+	conn.Signal(d.signals)
+	d.wg.Add(1)
+	go d.listen()
+	return d, nil
+}
+
+// Describe names the server, e.g. "dunst 1.9.0 over D-Bus".
+func (d *DBus) Describe() string { return d.server }
+
+// Actions is true: D-Bus servers send clicks and buttons back.
+func (d *DBus) Actions() bool { return true }
+
+// Send shows m, replacing the notification already shown for its tag.
+func (d *DBus) Send(m Message) error {
+	d.mu.Lock()
+	replaces := d.ids[m.Tag]
+	d.mu.Unlock()
+	actions := []string{ActionOpen, label(ActionOpen)}
+	for _, a := range m.Actions {
+		actions = append(actions, a, label(a))
+	}
+	hints := map[string]dbus.Variant{
+		"x-dunst-stack-tag":               dbus.MakeVariant(m.Tag),
+		"x-canonical-private-synchronous": dbus.MakeVariant(m.Tag),
+		"desktop-entry":                   dbus.MakeVariant("conch"),
+	}
+	var id uint32
+	err := d.obj.Call(dbusIface+".Notify", 0,
+		"Conch", replaces, "", m.Title, m.Body, actions, hints, int32(-1)).Store(&id)
+	if err != nil {
+		return fmt.Errorf("notify %s: %w", m.Tag, err)
+	}
+	d.mu.Lock()
+	if replaces != 0 && replaces != id {
+		delete(d.tags, replaces)
+	}
+	d.ids[m.Tag] = id
+	d.tags[id] = m.Tag
+	d.mu.Unlock()
+	return nil
+}
+
+// ID returns the server's id for tag (0 if none), for tests and logs.
+func (d *DBus) ID(tag string) uint32 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.ids[tag]
+}
+
+func (d *DBus) listen() {
+	defer d.wg.Done()
+	for {
+		select {
+		case <-d.done:
+			return
+		case sig, ok := <-d.signals:
+			if !ok {
+				return
+			}
+			d.handle(sig)
+		}
+	}
+}
+
+func (d *DBus) handle(sig *dbus.Signal) {
+	switch sig.Name {
+	case dbusIface + ".ActionInvoked":
+		if len(sig.Body) != 2 {
+			return
+		}
+		id, ok1 := sig.Body[0].(uint32)
+		action, ok2 := sig.Body[1].(string)
+		if !ok1 || !ok2 {
+			return
+		}
+		d.mu.Lock()
+		tag, ok := d.tags[id]
+		d.mu.Unlock()
+		if ok && d.onAction != nil {
+			d.onAction(tag, action)
+		}
+	case dbusIface + ".NotificationClosed":
+		if len(sig.Body) < 1 {
+			return
+		}
+		id, ok := sig.Body[0].(uint32)
+		if !ok {
+			return
+		}
+		// A closed notification cannot be replaced; the next message for
+		// its tag starts a new one.
+		d.mu.Lock()
+		if tag, ok := d.tags[id]; ok {
+			delete(d.tags, id)
+			if d.ids[tag] == id {
+				delete(d.ids, tag)
+			}
+		}
+		d.mu.Unlock()
+	}
+}
+
+// Close stops listening (and closes the connection if it opened it).
+func (d *DBus) Close() error {
+	d.once.Do(func() {
+		d.conn.RemoveSignal(d.signals)
+		_ = d.conn.RemoveMatchSignal(dbus.WithMatchObjectPath(dbusPath), dbus.WithMatchInterface(dbusIface))
+		close(d.done)
+		d.wg.Wait()
+		if d.ownConn {
+			_ = d.conn.Close()
+		}
+	})
+	return nil
+}

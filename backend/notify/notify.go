@@ -1,0 +1,55 @@
+// Package notify raises native notifications for tasks: one per tag
+// ("task-<id>"), replaced in place when the task moves on, with actions to
+// open its chat or answer its question where the platform has them.
+package notify
+
+import (
+	"errors"
+)
+
+// Action keys a notification can carry; "default" is a click on its body.
+const (
+	ActionOpen  = "default"
+	ActionAllow = "allow"
+	ActionDeny  = "deny"
+)
+
+// Message is one notification.
+type Message struct {
+	// Tag names what the notification is about; a later message with the
+	// same tag replaces the earlier one.
+	Tag   string
+	Title string
+	Body  string
+	// Actions are extra buttons (ActionAllow, ActionDeny) besides the click.
+	Actions []string
+}
+
+// ActionFunc is called when the person clicks a notification (ActionOpen)
+// or one of its buttons.
+type ActionFunc func(tag, action string)
+
+// Notifier sends messages to the platform.
+type Notifier interface {
+	// Send shows m, replacing the notification shown for m.Tag if any.
+	Send(m Message) error
+	// Describe says which notification service is used, for the doctor.
+	Describe() string
+	// Actions reports whether clicks and buttons come back to Conch.
+	Actions() bool
+	// Close stops listening for actions; safe twice.
+	Close() error
+}
+
+// ErrNoServer is returned when no notification server answers on D-Bus.
+var ErrNoServer = errors.New("no notification server answers on D-Bus")
+
+func label(action string) string {
+	switch action {
+	case ActionAllow:
+		return "Allow"
+	case ActionDeny:
+		return "Deny"
+	}
+	return "Open"
+}

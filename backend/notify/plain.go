@@ -1,0 +1,44 @@
+package notify
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/gen2brain/beeep"
+)
+
+// Plain raises a notification through beeep: macOS Notification Center,
+// Windows toasts, or notify-send. It has no tags, buttons or clicks, so
+// clicking it only dismisses it; answers are given in the app.
+type Plain struct{}
+
+// Send shows m as a plain notification.
+func (Plain) Send(m Message) error {
+	if err := beeep.Notify(m.Title, m.Body, ""); err != nil {
+		return fmt.Errorf("notify %s: %w", m.Tag, err)
+	}
+	return nil
+}
+
+// Describe names the fallback.
+func (Plain) Describe() string { return "plain notifications (" + runtime.GOOS + "), without buttons" }
+
+// Actions is false: clicks do not come back.
+func (Plain) Actions() bool { return false }
+
+// Close does nothing.
+func (Plain) Close() error { return nil }
+
+// Open returns the best notifier here: D-Bus with actions on Linux when a
+// server answers, else plain notifications. The error says why D-Bus was
+// not used (nil when it was, or off Linux).
+func Open(onAction ActionFunc) (Notifier, error) {
+	if runtime.GOOS != "linux" {
+		return Plain{}, nil
+	}
+	d, err := ConnectSession(onAction)
+	if err != nil {
+		return Plain{}, err
+	}
+	return d, nil
+}
