@@ -61,6 +61,12 @@ export const EventType = {
   TaskChanged: 'task.changed',
   TaskDeleted: 'task.deleted',
 } as const;
+
+/**
+ * What the desktop window's event bridge sends after it fell behind and
+ * resubscribed (backend/desktop): events were missed, reload the lists.
+ */
+export const ReloadEventType = 'reload';
 export type EventType = (typeof EventType)[keyof typeof EventType];
 
 /** Where a finished task's result came from; `check` means it was verified. */

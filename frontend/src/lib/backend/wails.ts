@@ -1,5 +1,5 @@
 import type { Backend } from './backend';
-import type { CreateTaskRequest, OutputChunk, Task, TaskEvent, TaskList } from './contract';
+import { ReloadEventType, type CreateTaskRequest, type OutputChunk, type Task, type TaskEvent, type TaskList } from './contract';
 import { toApiError } from './error';
 import { parseEvent } from './event';
 
@@ -28,6 +28,10 @@ declare global {
     go?: { main?: { App?: AppBindings } };
     runtime?: WailsRuntime;
   }
+}
+
+function isReload(data: unknown): boolean {
+  return typeof data === 'object' && data !== null && (data as { type?: unknown }).type === ReloadEventType;
 }
 
 async function call<T>(p: () => Promise<T>): Promise<T> {
@@ -75,6 +79,10 @@ export class WailsBackend implements Backend {
 
   subscribe(onEvent: (e: TaskEvent) => void, onReconnect: () => void): () => void {
     const off = this.runtime?.EventsOn(wailsEventName, (data: unknown) => {
+      if (isReload(data)) {
+        onReconnect();
+        return;
+      }
       const e = parseEvent(data);
       if (e) onEvent(e);
     });
