@@ -254,6 +254,9 @@ async function main() {
       await waitStatus(page, 'for i in $(seq 20); do echo "step $i"; sleep 1; done', 'running', 'Working');
       await page.waitForTimeout(1500);
       await shoot(page, 'tasks');
+      await page.setViewportSize({ width: 720, height: 700 });
+      await shoot(page, 'tasks-narrow');
+      await page.setViewportSize({ width: 1200, height: 820 });
       await c.getByRole('button', { name: 'Allow' }).click();
       await waitStatus(page, 'echo asked', 'done', 'Done');
       await until('"asked" in the output', async () => ((await c.locator('pre').textContent()) ?? '').includes('asked'));
