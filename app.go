@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
+	"conch/backend/doctor"
 	"conch/backend/event"
 	"conch/backend/gateway"
+	"conch/backend/notify"
 	"conch/backend/output"
 	"conch/backend/pref"
 	"conch/backend/provider/shell"
@@ -21,16 +24,34 @@ import (
 // App wires Conch's services and is the facade the Wails window binds: its
 // exported methods are the bindings, each a one-liner into a service.
 type App struct {
-	home  string
-	store store.Store
-	bus   *event.Bus
-	logs  *output.Logs
-	tasks *taskrun.Runner
+	home   string
+	store  *store.Bolt
+	bus    *event.Bus
+	logs   *output.Logs
+	tasks  *taskrun.Runner
+	shell  *shell.Shell
+	alerts *notify.Service
+
+	notifier      notify.Notifier
+	notifyProblem string // why D-Bus notifications are not used, if so
+
+	mu       sync.Mutex
+	tray     doctor.Feature
+	shortcut doctor.Feature
+	onOpen   func() // brings the window forward (desktop only)
 }
+
+// surface says which front Conch runs behind.
+type surface int
+
+const (
+	served surface = iota
+	windowed
+)
 
 // openApp opens the home folder's state and starts the task runner, healing
 // what a Conch that died left behind.
-func openApp(ctx context.Context, home string) (*App, error) {
+func openApp(ctx context.Context, home string, on surface) (*App, error) {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, fmt.Errorf("make home %s: %w", home, err)
 	}
@@ -42,26 +63,110 @@ func openApp(ctx context.Context, home string) (*App, error) {
 	if err != nil {
 		userHome = home
 	}
-	a := &App{home: home, store: st, bus: event.NewBus(), logs: output.New(filepath.Join(home, "tasks"))}
+	a := &App{
+		home: home, store: st, bus: event.NewBus(), logs: output.New(filepath.Join(home, "tasks")),
+		shell: &shell.Shell{Home: userHome},
+	}
+	if on == served {
+		a.tray = doctor.Feature{Detail: "conch serve has no tray; the desktop app shows one"}
+		a.shortcut = doctor.Feature{Detail: "conch serve has no global shortcut; the desktop app has Ctrl+Shift+Enter"}
+	}
 	a.tasks = taskrun.New(taskrun.Config{
 		Store:     st,
 		Bus:       a.bus,
 		Logs:      a.logs,
 		Home:      userHome,
-		Executors: map[string]taskrun.Executor{"shell": &shell.Shell{Home: userHome}},
+		Executors: map[string]taskrun.Executor{"shell": a.shell},
 	})
+	// The notifier calls back into the service (clicks, buttons), which
+	// sends through the notifier: the closure breaks the cycle.
+	var alerts *notify.Service
+	notifier, err := notify.Open(func(tag, action string) { alerts.Action(tag, action) })
+	if err != nil {
+		a.notifyProblem = err.Error()
+	}
+	alerts = notify.NewService(notify.Config{
+		Tasks: a.tasks, Bus: a.bus, Notifier: notifier,
+		Topics: a.topics,
+		Open:   a.open,
+	})
+	a.notifier, a.alerts = notifier, alerts
+	a.alerts.Start(ctx)
 	if err := a.tasks.Start(ctx); err != nil {
+		a.alerts.Stop()
+		_ = notifier.Close()
 		_ = st.Close()
 		return nil, err
 	}
 	return a, nil
 }
 
-// close stops every run (they become interrupted) and closes the store.
+// close stops every run (they become interrupted) and closes the store;
+// safe twice.
 func (a *App) close() error {
 	a.tasks.Stop()
+	a.alerts.Stop()
+	_ = a.notifier.Close()
 	a.bus.Close()
 	return a.store.Close()
+}
+
+func (a *App) topics() pref.Topics {
+	p, err := a.store.Preferences()
+	if err != nil {
+		return pref.Defaults().Notifications
+	}
+	return p.Notifications
+}
+
+// open shows the chat a task came from: the window comes forward and the
+// page follows the app.open event.
+func (a *App) open(taskID string) {
+	a.mu.Lock()
+	bringForward := a.onOpen
+	a.mu.Unlock()
+	if bringForward != nil {
+		bringForward()
+	}
+	a.bus.Publish(event.Event{Type: event.Open, ID: taskID})
+}
+
+// setDesktop records how the window's tray and shortcut came up, and how to
+// bring the window forward.
+func (a *App) setDesktop(tray, shortcut doctor.Feature, bringForward func()) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.tray, a.shortcut, a.onOpen = tray, shortcut, bringForward
+}
+
+// Doctor says what is wrong and where to fix it.
+func (a *App) Doctor() doctor.Report {
+	tasks, _ := a.tasks.List()
+	ready, reason := a.shell.Ready()
+	st := doctor.Store{Path: a.store.Path(), Schema: store.SchemaVersion}
+	if fi, err := os.Stat(a.store.Path()); err == nil {
+		st.Size = fi.Size()
+	} else {
+		st.Err = err
+	}
+	service := ""
+	if a.notifier != nil {
+		service = a.notifier.Describe()
+	}
+	a.mu.Lock()
+	tray, shortcut := a.tray, a.shortcut
+	a.mu.Unlock()
+	return doctor.Run(doctor.Input{
+		Tasks:     tasks,
+		Providers: []doctor.Provider{{ID: "shell", Name: "Shell", Ready: ready, Reason: reason}},
+		Store:     st,
+		Notifications: doctor.Notifications{
+			Service: service, Actions: a.notifier != nil && a.notifier.Actions(),
+			Problem: a.notifyProblem, Topics: a.topics(),
+		},
+		Tray:     tray,
+		Shortcut: shortcut,
+	})
 }
 
 // TaskList is the answer of ListTasks, as GET /api/tasks gives it.

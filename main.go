@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"embed"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,11 +21,19 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"conch/backend/desktop"
+	"conch/backend/doctor"
 	"conch/backend/gateway"
+	"conch/backend/notify"
+	"conch/backend/pref"
+	"conch/backend/provider/shell"
+	"conch/backend/store"
+	"conch/backend/task"
 )
 
 //go:embed all:frontend/dist
@@ -47,6 +56,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runDesktop(args, stdout, stderr)
 	case "serve":
 		return runServe(args, stdout, stderr)
+	case "doctor":
+		return runDoctor(args, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "conch", version)
 		return 0
@@ -64,6 +75,7 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `Usage:
   conch [--home DIR]                       open the Conch window
   conch serve [--home DIR] [--addr ADDR]   serve Conch in a browser (default 127.0.0.1:7420; port 0 picks one)
+  conch doctor [--home DIR]                say what is wrong and where to fix it (exit 1 when something is)
   conch version                            print the version
 The home folder is --home, else $CONCH_HOME, else ~/.conch.
 `)
@@ -111,52 +123,84 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := serve(ctx, home, *addr, stdout, stderr); err != nil {
+	app, err := openApp(ctx, home, served)
+	if err != nil {
 		fmt.Fprintln(stderr, "conch:", err)
 		return 1
 	}
+	defer app.close()
+	gw, err := startGateway(app, *addr, stdout, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "conch:", err)
+		return 1
+	}
+	select {
+	case err := <-gw.failed:
+		fmt.Fprintln(stderr, "conch: serve:", err)
+		gw.stop()
+		return 1
+	case <-ctx.Done():
+	}
+	gw.stop()
 	return 0
 }
 
-// serve runs the gateway until ctx ends, then shuts down in order.
-func serve(ctx context.Context, home, addr string, stdout, stderr io.Writer) error {
-	app, err := openApp(ctx, home)
+// runningGateway is a gateway serving in the background.
+type runningGateway struct {
+	url    string
+	failed <-chan error
+	stop   func()
+}
+
+// urlFile records where a running Conch serves, for `conch doctor`.
+const urlFile = "gateway-url"
+
+// startGateway serves the app on addr, prints the sign-in URL and records it
+// for `conch doctor`. stop shuts it down in order.
+func startGateway(app *App, addr string, stdout, stderr io.Writer) (*runningGateway, error) {
+	token, err := gateway.LoadToken(app.home)
 	if err != nil {
-		return err
-	}
-	defer app.close()
-	token, err := gateway.LoadToken(home)
-	if err != nil {
-		return err
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", addr, err)
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	gw, err := gateway.New(gateway.Config{
-		Tasks: app.tasks, Prefs: app, Logs: app.logs, Bus: app.bus, Assets: assets(), Token: token, Log: log,
+		Tasks: app.tasks, Prefs: app, Doctor: app.Doctor, Logs: app.logs, Bus: app.bus,
+		Assets: assets(), Token: token, Log: log,
 	}, ln.Addr().String())
 	if err != nil {
 		ln.Close()
-		return err
+		return nil, err
 	}
 	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	fmt.Fprintf(stdout, "conch: serving http://%s/?token=%s\n", displayAddr(ln.Addr()), token)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
+	base := "http://" + displayAddr(ln.Addr())
+	urlPath := filepath.Join(app.home, urlFile)
+	if err := os.WriteFile(urlPath, []byte(base+"\n"), 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("record the gateway address: %w", err)
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	app.bus.Close() // ends WebSocket streams, which Shutdown does not wait for
-	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("shut down: %w", err)
-	}
-	return nil
+	fmt.Fprintf(stdout, "conch: serving %s/?token=%s\n", base, token)
+	failed := make(chan error, 1)
+	go func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			failed <- err
+		}
+	}()
+	var once sync.Once
+	return &runningGateway{url: base, failed: failed, stop: func() {
+		once.Do(func() {
+			if b, err := os.ReadFile(urlPath); err == nil && strings.TrimSpace(string(b)) == base {
+				_ = os.Remove(urlPath)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			app.bus.Close() // ends WebSocket streams, which Shutdown does not wait for
+			_ = srv.Shutdown(ctx)
+		})
+	}}, nil
 }
 
 // displayAddr names a listening address the way a browser on this machine
@@ -190,12 +234,19 @@ func runDesktop(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	app, err := openApp(ctx, home)
+	app, err := openApp(ctx, home, windowed)
 	if err != nil {
 		fmt.Fprintln(stderr, "conch:", err)
 		return 1
 	}
 	defer app.close()
+	// The window's own gateway lets a browser and `conch doctor` reach it.
+	gw, err := startGateway(app, "127.0.0.1:0", stdout, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "conch:", err)
+		return 1
+	}
+	defer gw.stop()
 	err = desktop.Run(desktop.Options{
 		Title:  "Conch",
 		Assets: assets(),
@@ -203,6 +254,7 @@ func runDesktop(args []string, stdout, stderr io.Writer) int {
 		Events: app.bus,
 	})
 	if errors.Is(err, desktop.ErrUnavailable) {
+		gw.stop()
 		app.close()
 		fmt.Fprintln(stderr, "conch: this build has no window (built without the desktop tag); starting `conch serve` instead")
 		return runServe(args, stdout, stderr)
@@ -212,4 +264,102 @@ func runDesktop(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+func runDoctor(args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	homeFlag := fl.String("home", "", "home folder (default $CONCH_HOME or ~/.conch)")
+	if err := fl.Parse(args); err != nil {
+		return 2
+	}
+	home, err := homeDir(*homeFlag)
+	if err != nil {
+		fmt.Fprintln(stderr, "conch:", err)
+		return 1
+	}
+	rep, from := askRunningDoctor(home)
+	if from == "" {
+		rep = offlineDoctor(home)
+		fmt.Fprintf(stdout, "Conch is not running; checked %s directly.\n\n", home)
+	} else {
+		fmt.Fprintf(stdout, "Asked the running Conch at %s.\n\n", from)
+	}
+	fmt.Fprint(stdout, rep.Text())
+	if !rep.OK {
+		return 1
+	}
+	return 0
+}
+
+// askRunningDoctor asks a Conch serving from home for its report; from is
+// empty when none answers.
+func askRunningDoctor(home string) (rep doctor.Report, from string) {
+	b, err := os.ReadFile(filepath.Join(home, urlFile))
+	if err != nil {
+		return rep, ""
+	}
+	base := strings.TrimSpace(string(b))
+	token, err := os.ReadFile(filepath.Join(home, gateway.TokenFile))
+	if err != nil {
+		return rep, ""
+	}
+	req, err := http.NewRequest(http.MethodGet, base+"/api/doctor", nil)
+	if err != nil {
+		return rep, ""
+	}
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+	if err != nil {
+		return rep, "" // a stale file from a Conch that died
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&rep) != nil {
+		return rep, ""
+	}
+	return rep, base
+}
+
+// offlineDoctor checks home without starting anything: no task runs, and
+// tasks left running count as interrupted, as the next start will mark them.
+func offlineDoctor(home string) doctor.Report {
+	path := filepath.Join(home, "conch.db")
+	in := doctor.Input{
+		Store:    doctor.Store{Path: path, Schema: store.SchemaVersion},
+		Tray:     doctor.Feature{Detail: "Conch is not running"},
+		Shortcut: doctor.Feature{Detail: "Conch is not running"},
+	}
+	topics := pref.Defaults().Notifications
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		in.Store.Note = "No database yet: it is made at the first start."
+	} else if st, err := store.Open(path); err != nil {
+		in.Store.Err = err
+	} else {
+		tasks, err := st.Tasks()
+		if err != nil {
+			in.Store.Err = err
+		}
+		for i, t := range tasks {
+			if t.Status.Active() {
+				tasks[i].Status = task.Interrupted
+			}
+		}
+		in.Tasks = tasks
+		if p, err := st.Preferences(); err == nil {
+			topics = p.Notifications
+		}
+		if fi, err := os.Stat(path); err == nil {
+			in.Store.Size = fi.Size()
+		}
+		_ = st.Close()
+	}
+	ready, reason := (&shell.Shell{}).Ready()
+	in.Providers = []doctor.Provider{{ID: "shell", Name: "Shell", Ready: ready, Reason: reason}}
+	n, err := notify.Open(nil)
+	in.Notifications = doctor.Notifications{Service: n.Describe(), Actions: n.Actions(), Topics: topics}
+	if err != nil {
+		in.Notifications.Problem = err.Error()
+	}
+	_ = n.Close()
+	return doctor.Run(in)
 }

@@ -6,7 +6,10 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"os"
+	"os/signal"
 	"sync"
+	"syscall"
 
 	"github.com/wailsapp/wails/v2"
 	"github.com/wailsapp/wails/v2/pkg/options"
@@ -43,17 +46,26 @@ func Run(o Options) error {
 		if o.OnStartup != nil {
 			o.OnStartup(ctx)
 		}
-		if o.Events == nil {
-			close(stopped)
-			return
-		}
 		bctx, cancel := context.WithCancel(ctx)
 		mu.Lock()
 		stop = cancel
 		mu.Unlock()
+		var wg sync.WaitGroup
+		wg.Add(1)
 		go func() {
-			defer close(stopped)
-			bridge(bctx, o.Events, func(v any) { runtime.EventsEmit(ctx, EventName, v) })
+			defer wg.Done()
+			quitOnSignal(bctx)
+		}()
+		if o.Events != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				bridge(bctx, o.Events, func(v any) { runtime.EventsEmit(ctx, EventName, v) })
+			}()
+		}
+		go func() {
+			wg.Wait()
+			close(stopped)
 		}()
 	}
 	shutdown := func(ctx context.Context) {
@@ -106,4 +118,17 @@ func Run(o Options) error {
 		return fmt.Errorf("desktop: run window: %w", err)
 	}
 	return nil
+}
+
+// quitOnSignal closes the window on SIGINT or SIGTERM, so `kill` ends Conch
+// through OnShutdown like the close button does. It returns when ctx ends.
+func quitOnSignal(ctx context.Context) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	select {
+	case <-sig:
+		runtime.Quit(ctx)
+	case <-ctx.Done():
+	}
 }

@@ -19,6 +19,9 @@ const (
 	TaskChanged Type = "task.changed"
 	// TaskDeleted carries the id of a task that was removed.
 	TaskDeleted Type = "task.deleted"
+	// Open asks the surfaces to show the chat the task with ID came from
+	// (a click on its notification). The window comes forward.
+	Open Type = "app.open"
 )
 
 // Event is one change, in the JSON shape sent to clients.

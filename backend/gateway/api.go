@@ -25,6 +25,7 @@ func (g *Gateway) routes() {
 	g.mux.HandleFunc("/api/events", g.events)
 	g.mux.HandleFunc("/api/tasks", g.tasks)
 	g.mux.HandleFunc("/api/preferences", g.preferences)
+	g.mux.HandleFunc("/api/doctor", g.doctor)
 	g.mux.HandleFunc("/api/tasks/", g.taskByID)
 	g.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "No such API route: "+r.URL.Path)
@@ -86,6 +87,18 @@ func (g *Gateway) preferences(w http.ResponseWriter, r *http.Request) {
 	default:
 		methodNotAllowed(w, "GET, PATCH")
 	}
+}
+
+func (g *Gateway) doctor(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		methodNotAllowed(w, "GET")
+		return
+	}
+	if g.cfg.Doctor == nil {
+		writeError(w, http.StatusNotFound, "not_found", "The doctor is not available here.")
+		return
+	}
+	writeJSON(w, http.StatusOK, g.cfg.Doctor())
 }
 
 // taskByID serves /api/tasks/:id and /api/tasks/:id/<action>.

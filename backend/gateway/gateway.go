@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"conch/backend/doctor"
 	"conch/backend/event"
 	"conch/backend/output"
 	"conch/backend/pref"
@@ -33,6 +34,7 @@ const TokenFile = "gateway-token"
 type Config struct {
 	Tasks  *taskrun.Runner
 	Prefs  Preferences
+	Doctor func() doctor.Report
 	Logs   *output.Logs
 	Bus    *event.Bus
 	Assets fs.FS // the built frontend; nil serves a short notice

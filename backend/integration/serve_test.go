@@ -193,6 +193,17 @@ func TestKill9WhileRunningThenRestart(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(home, "tasks", tk.ID, "output.log")); err != nil || string(b) != "started\n" {
 		t.Fatalf("log on disk: %q %v", b, err)
 	}
+	// The doctor, asked through the running Conch, warns about it.
+	doc := exec.Command(bin, "doctor", "--home", home)
+	docOut, err := doc.CombinedOutput()
+	if err != nil {
+		t.Fatalf("doctor: %v\n%s", err, docOut)
+	}
+	for _, want := range []string{"Asked the running Conch at " + s2.base, "warn  Tasks", "1 task was interrupted when Conch stopped", "Interrupted: sleep 300 & echo started; wait"} {
+		if !strings.Contains(string(docOut), want) {
+			t.Fatalf("doctor output lacks %q:\n%s", want, docOut)
+		}
+	}
 	// Try again runs it from the start on the new server.
 	if code := s2.call(t, "POST", "/api/tasks/"+tk.ID+"/retry", "", nil); code != 200 {
 		t.Fatalf("retry: %d", code)
@@ -200,6 +211,37 @@ func TestKill9WhileRunningThenRestart(t *testing.T) {
 	s2.waitTask(t, tk.ID, func(t task.Task) bool { return t.Status == task.Running })
 	if code := s2.call(t, "POST", "/api/tasks/"+tk.ID+"/stop", "", nil); code != 200 {
 		t.Fatalf("stop: %d", code)
+	}
+}
+
+// With no Conch running, the doctor reads the home itself and counts a task
+// left running as interrupted; a broken provider would make it exit 1.
+func TestDoctorWithoutARunningConch(t *testing.T) {
+	home := t.TempDir()
+	s := start(t, home)
+	var tk task.Task
+	s.call(t, "POST", "/api/tasks", fmt.Sprintf(`{"text":"sleep 300","options":{"mode":"auto","cwd":%q}}`, t.TempDir()), &tk)
+	s.waitTask(t, tk.ID, func(t task.Task) bool { return t.Status == task.Running })
+	_ = s.cmd.Process.Signal(syscall.SIGKILL)
+	_ = s.cmd.Wait()
+
+	out, err := exec.Command(bin, "doctor", "--home", home).CombinedOutput()
+	if err != nil {
+		t.Fatalf("doctor: %v\n%s", err, out)
+	}
+	for _, want := range []string{"Conch is not running; checked " + home, "1 task was interrupted", "ok    Providers", "ok    Store", "Opens fine: schema version 1"} {
+		if !strings.Contains(string(out), want) {
+			t.Fatalf("doctor output lacks %q:\n%s", want, out)
+		}
+	}
+	cmd := exec.Command(bin, "doctor", "--home", home)
+	cmd.Env = append(os.Environ(), "PATH=/nonexistent")
+	out, err = cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("doctor without bash: want exit 1, got %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "FAIL  Providers") || !strings.Contains(string(out), "bash was not found on PATH") {
+		t.Fatalf("doctor without bash:\n%s", out)
 	}
 }
 

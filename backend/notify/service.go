@@ -140,7 +140,7 @@ func (s *Service) changed(t task.Task) {
 
 func (s *Service) send(m Message) {
 	if err := s.cfg.Notifier.Send(m); err != nil {
-		s.cfg.Log.Warn("notification not shown", "tag", m.Tag, "err", err)
+		s.cfg.Log.Info("notification not shown", "tag", m.Tag, "err", err)
 	}
 }
 

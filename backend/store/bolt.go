@@ -267,6 +267,9 @@ func (b *Bolt) PutPreferences(p pref.Preferences) error {
 	return nil
 }
 
+// Path is the database file's path.
+func (b *Bolt) Path() string { return b.db.Path() }
+
 // Backup writes a consistent copy of the whole database to w while the store
 // stays in use, and returns the bytes written.
 func (b *Bolt) Backup(w io.Writer) (int64, error) {

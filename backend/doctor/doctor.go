@@ -1,0 +1,295 @@
+// Package doctor says what is wrong with this Conch and where to fix it:
+// tasks that were interrupted or need the person, providers that are not
+// ready, the store, notifications, the tray and the global shortcut.
+package doctor
+
+import (
+	"fmt"
+	"strings"
+
+	"conch/backend/pref"
+	"conch/backend/task"
+)
+
+// Level grades a check.
+type Level string
+
+const (
+	// OK needs nothing.
+	OK Level = "ok"
+	// Info is worth knowing but nothing is wrong.
+	Info Level = "info"
+	// Warn works, but not fully; Fix says what to do.
+	Warn Level = "warn"
+	// Fail is broken; `conch doctor` exits 1.
+	Fail Level = "fail"
+)
+
+// Check is one line of the report.
+type Check struct {
+	ID      string   `json:"id"`
+	Title   string   `json:"title"`
+	Level   Level    `json:"level"`
+	Summary string   `json:"summary"`
+	Details []string `json:"details"`
+	Fix     string   `json:"fix,omitempty"`
+	// Link is a page of the app that shows more ("/tasks").
+	Link string `json:"link,omitempty"`
+}
+
+// Report is every check, in a fixed order.
+type Report struct {
+	Checks []Check `json:"checks"`
+	// OK is false when any check failed.
+	OK bool `json:"ok"`
+}
+
+// Provider is what the doctor needs to know of one provider.
+type Provider struct {
+	ID     string
+	Name   string
+	Ready  bool
+	Reason string
+}
+
+// Store describes the database.
+type Store struct {
+	Path   string
+	Schema int
+	Size   int64
+	// Err is why it could not be opened or read, if so.
+	Err error
+	// Note is shown when the report was made without opening it.
+	Note string
+}
+
+// Notifications describes the notification service.
+type Notifications struct {
+	// Service names what is used ("dunst 1.9 over D-Bus").
+	Service string
+	// Actions is whether clicks and buttons reach Conch.
+	Actions bool
+	// Problem is why the preferred service is not used, if so.
+	Problem string
+	Topics  pref.Topics
+}
+
+// Feature is the state of a desktop-only part (tray, shortcut).
+type Feature struct {
+	// Running is false when this Conch has no such part (conch serve).
+	Running bool
+	OK      bool
+	Detail  string
+}
+
+// Input is everything the checks look at.
+type Input struct {
+	Tasks         []task.Task
+	Providers     []Provider
+	Store         Store
+	Notifications Notifications
+	Tray          Feature
+	Shortcut      Feature
+}
+
+// Run makes the report.
+func Run(in Input) Report {
+	r := Report{Checks: []Check{
+		checkTasks(in.Tasks),
+		checkProviders(in.Providers),
+		checkStore(in.Store),
+		checkNotifications(in.Notifications),
+		checkFeature("tray", "Tray", in.Tray,
+			"Conch shows its tray icon with the count of working tasks.",
+			"Your desktop has no tray (StatusNotifier) host, so the badge is not shown; Conch runs on without it. On GNOME, install the AppIndicator extension."),
+		checkFeature("shortcut", "Global shortcut", in.Shortcut,
+			"Ctrl+Shift+Enter brings Conch forward from anywhere.",
+			"Another app holds Ctrl+Shift+Enter, or the system refused it; the shortcut still works inside Conch's window."),
+	}}
+	r.OK = true
+	for _, c := range r.Checks {
+		if c.Level == Fail {
+			r.OK = false
+		}
+	}
+	return r
+}
+
+func checkTasks(tasks []task.Task) Check {
+	c := Check{ID: "tasks", Title: "Tasks", Level: OK, Link: "/tasks", Details: []string{}}
+	var interrupted, needsYou, working int
+	for _, t := range tasks {
+		switch t.Status {
+		case task.Interrupted:
+			interrupted++
+			c.Details = append(c.Details, "Interrupted: "+t.Title)
+		case task.NeedsYou:
+			needsYou++
+			c.Details = append(c.Details, "Needs your OK: "+t.Title)
+		case task.Running:
+			working++
+		}
+	}
+	parts := []string{}
+	if working > 0 {
+		parts = append(parts, plural(working, "task is working", "tasks are working"))
+	}
+	if needsYou > 0 {
+		c.Level = Info
+		parts = append(parts, plural(needsYou, "task needs your OK", "tasks need your OK"))
+	}
+	if interrupted > 0 {
+		c.Level = Warn
+		parts = append(parts, plural(interrupted, "task was interrupted when Conch stopped", "tasks were interrupted when Conch stopped"))
+		c.Fix = "Open Tasks and press Try again on the ones you still want, or Delete them."
+	}
+	if len(parts) == 0 {
+		c.Summary = fmt.Sprintf("Nothing needs you (%s in all).", plural(len(tasks), "task", "tasks"))
+	} else {
+		c.Summary = capitalise(strings.Join(parts, "; ")) + "."
+	}
+	return c
+}
+
+func checkProviders(ps []Provider) Check {
+	c := Check{ID: "providers", Title: "Providers", Level: OK, Details: []string{}}
+	ready := 0
+	for _, p := range ps {
+		if p.Ready {
+			ready++
+			c.Details = append(c.Details, p.Name+": ready")
+			continue
+		}
+		c.Details = append(c.Details, p.Name+": not ready — "+p.Reason)
+	}
+	switch {
+	case len(ps) == 0 || ready == 0:
+		c.Level = Fail
+		c.Summary = "No provider is ready, so nothing can run."
+		c.Fix = "Install bash for shell tasks, or connect a provider."
+	case ready < len(ps):
+		c.Level = Warn
+		c.Summary = fmt.Sprintf("%d of %d providers are ready.", ready, len(ps))
+		c.Fix = "See why each one is not ready below."
+	default:
+		c.Summary = plural(ready, "provider is ready", "providers are ready") + "."
+	}
+	return c
+}
+
+func checkStore(s Store) Check {
+	c := Check{ID: "store", Title: "Store", Level: OK, Details: []string{"Database: " + s.Path}}
+	if s.Err != nil {
+		c.Level = Fail
+		c.Summary = "The database could not be opened: " + s.Err.Error()
+		c.Fix = "Check the folder's permissions and free space; if another Conch runs, use that one."
+		return c
+	}
+	c.Summary = fmt.Sprintf("Opens fine: schema version %d, %s.", s.Schema, size(s.Size))
+	if s.Note != "" {
+		c.Level = Info
+		c.Summary = s.Note
+	}
+	return c
+}
+
+func checkNotifications(n Notifications) Check {
+	c := Check{ID: "notifications", Title: "Notifications", Level: OK, Details: []string{
+		onOff("When a background task finishes", n.Topics.Tasks),
+		onOff("When a task needs your OK", n.Topics.Approvals),
+	}}
+	switch {
+	case n.Service == "":
+		c.Level = Warn
+		c.Summary = "No notification service is available."
+		c.Fix = "Install a notification server (dunst, or your desktop's own)."
+	case n.Problem != "":
+		c.Level = Warn
+		c.Summary = "Using " + n.Service + ": " + n.Problem + "."
+		c.Fix = "Start a notification server (dunst, or your desktop's own) for buttons and click-to-open."
+	default:
+		c.Summary = "Using " + n.Service + "."
+		if !n.Actions {
+			c.Summary += " Clicking a notification only dismisses it; answer questions in the app."
+		}
+	}
+	if !n.Topics.Tasks && !n.Topics.Approvals && c.Level == OK {
+		c.Level = Info
+		c.Summary += " Both topics are off."
+	}
+	return c
+}
+
+func checkFeature(id, title string, f Feature, ok, broken string) Check {
+	c := Check{ID: id, Title: title, Level: OK, Details: []string{}}
+	switch {
+	case !f.Running:
+		c.Level = Info
+		c.Summary = "Not used here: " + nonEmpty(f.Detail, "only the desktop app has it") + "."
+	case f.OK:
+		c.Summary = ok
+	default:
+		c.Level = Warn
+		c.Summary = broken
+	}
+	if f.Running && f.Detail != "" {
+		c.Details = append(c.Details, f.Detail)
+	}
+	return c
+}
+
+func onOff(topic string, on bool) string {
+	if on {
+		return topic + ": on"
+	}
+	return topic + ": off"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func size(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func capitalise(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func nonEmpty(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// Text renders the report for a terminal.
+func (r Report) Text() string {
+	var b strings.Builder
+	marks := map[Level]string{OK: "ok  ", Info: "info", Warn: "warn", Fail: "FAIL"}
+	for _, c := range r.Checks {
+		fmt.Fprintf(&b, "%s  %-14s %s\n", marks[c.Level], c.Title, c.Summary)
+		for _, d := range c.Details {
+			fmt.Fprintf(&b, "      %-14s · %s\n", "", d)
+		}
+		if c.Fix != "" {
+			fmt.Fprintf(&b, "      %-14s → %s\n", "", c.Fix)
+		}
+	}
+	return b.String()
+}
