@@ -214,6 +214,9 @@ func (a *App) ReadOutput(id string, offset int64) (OutputChunk, error) {
 	return OutputChunk{Data: string(b), Next: next}, bindErr(err)
 }
 
+// Approvals lists every pending question, oldest first.
+func (a *App) Approvals() []taskrun.Approval { return a.tasks.Approvals() }
+
 // StopTask stops a waiting, working or asking task.
 func (a *App) StopTask(id string) (task.Task, error) {
 	t, err := a.tasks.StopTask(id)

@@ -283,12 +283,12 @@ func (r Report) Text() string {
 	var b strings.Builder
 	marks := map[Level]string{OK: "ok  ", Info: "info", Warn: "warn", Fail: "FAIL"}
 	for _, c := range r.Checks {
-		fmt.Fprintf(&b, "%s  %-14s %s\n", marks[c.Level], c.Title, c.Summary)
+		fmt.Fprintf(&b, "%s  %-16s %s\n", marks[c.Level], c.Title, c.Summary)
 		for _, d := range c.Details {
-			fmt.Fprintf(&b, "      %-14s · %s\n", "", d)
+			fmt.Fprintf(&b, "      %-16s · %s\n", "", d)
 		}
 		if c.Fix != "" {
-			fmt.Fprintf(&b, "      %-14s → %s\n", "", c.Fix)
+			fmt.Fprintf(&b, "      %-16s → %s\n", "", c.Fix)
 		}
 	}
 	return b.String()

@@ -26,6 +26,7 @@ func (g *Gateway) routes() {
 	g.mux.HandleFunc("/api/tasks", g.tasks)
 	g.mux.HandleFunc("/api/preferences", g.preferences)
 	g.mux.HandleFunc("/api/doctor", g.doctor)
+	g.mux.HandleFunc("/api/approvals", g.approvals)
 	g.mux.HandleFunc("/api/tasks/", g.taskByID)
 	g.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "No such API route: "+r.URL.Path)
@@ -87,6 +88,16 @@ func (g *Gateway) preferences(w http.ResponseWriter, r *http.Request) {
 	default:
 		methodNotAllowed(w, "GET, PATCH")
 	}
+}
+
+// approvals lists every pending question, oldest first; answer one with
+// POST /api/tasks/:id/answer.
+func (g *Gateway) approvals(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		methodNotAllowed(w, "GET")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"approvals": g.cfg.Tasks.Approvals()})
 }
 
 func (g *Gateway) doctor(w http.ResponseWriter, r *http.Request) {

@@ -447,6 +447,9 @@ func TestTaskLifecycleOverHTTP(t *testing.T) {
 		t.Fatalf("created %+v", tk)
 	}
 	asking := e.waitStatus(t, tk.ID, task.NeedsYou)
+	if resp, b := e.do(t, req{method: "GET", path: "/api/approvals"}); resp.StatusCode != 200 || !bytes.Contains(b, []byte(`"taskId":"`+tk.ID+`"`)) {
+		t.Fatalf("approvals: %d %s", resp.StatusCode, b)
+	}
 	body := fmt.Sprintf(`{"askId":%q,"allow":true}`, asking.Ask.ID)
 	if resp, b := e.do(t, req{method: "POST", path: "/api/tasks/" + tk.ID + "/answer", body: body}); resp.StatusCode != 200 {
 		t.Fatalf("answer %d %s", resp.StatusCode, b)

@@ -360,6 +360,27 @@ func (r *Runner) List() ([]task.Task, Concurrent) {
 	return out, c
 }
 
+// Approval is one pending question, as the approval inbox lists it.
+type Approval struct {
+	TaskID string        `json:"taskId"`
+	Title  string        `json:"title"`
+	Cwd    string        `json:"cwd"`
+	Ask    task.Question `json:"ask"`
+}
+
+// Approvals lists every pending question, oldest first.
+func (r *Runner) Approvals() []Approval {
+	tasks, _ := r.List()
+	out := []Approval{}
+	for _, t := range tasks {
+		if t.Status == task.NeedsYou && t.Ask != nil {
+			out = append(out, Approval{TaskID: t.ID, Title: t.Title, Cwd: t.Cwd, Ask: *t.Ask})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Ask.AskedAt.Before(out[j].Ask.AskedAt) })
+	return out
+}
+
 // StopTask stops a waiting, working or asking task. A working task is sent
 // SIGTERM (then SIGKILL); StopTask waits briefly for it to end.
 func (r *Runner) StopTask(id string) (task.Task, error) {

@@ -192,6 +192,9 @@ func TestAskAllowRunsDenyFails(t *testing.T) {
 			if _, err := os.Stat(marker); err == nil {
 				t.Fatal("ran before the answer")
 			}
+			if inbox := b.runner.Approvals(); len(inbox) != 1 || inbox[0].TaskID != tk.ID || inbox[0].Ask.ID != q.ID || inbox[0].Cwd != b.dir {
+				t.Fatalf("approvals %+v", inbox)
+			}
 			if _, err := b.runner.Answer(tk.ID, "wrong", true); !errors.Is(err, taskrun.ErrConflict) {
 				t.Fatalf("wrong ask id: %v", err)
 			}
@@ -206,6 +209,9 @@ func TestAskAllowRunsDenyFails(t *testing.T) {
 				t.Fatalf("second answer: %v", err)
 			}
 			b.waitStatus(t, tk.ID, task.Done)
+			if inbox := b.runner.Approvals(); len(inbox) != 0 {
+				t.Fatalf("answered question still in the inbox: %+v", inbox)
+			}
 			if _, err := os.Stat(marker); err != nil {
 				t.Fatal("allowed command did not run")
 			}
