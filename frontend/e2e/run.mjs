@@ -287,6 +287,8 @@ async function main() {
       await c.getByRole('button', { name: 'Delete' }).click();
       await c.getByRole('group', { name: 'Confirm delete' }).getByRole('button', { name: 'Delete' }).click();
       await until('the card to go', async () => (await card(page, 'sleep 30').count()) === 0);
+      const focused = await page.evaluate(() => document.activeElement?.tagName ?? '');
+      if (focused === 'BODY' || focused === '') throw new Error('focus was lost when the card went');
     });
 
     await check('a refused command keeps the text and says why', async () => {
