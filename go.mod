@@ -3,6 +3,7 @@ module conch
 go 1.26.8
 
 require (
+	fyne.io/systray v1.12.2
 	github.com/coder/websocket v1.8.14
 	github.com/gen2brain/beeep v0.11.1
 	github.com/godbus/dbus/v5 v5.1.0

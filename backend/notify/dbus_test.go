@@ -1,11 +1,8 @@
 package notify_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +12,7 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"conch/backend/event"
+	"conch/backend/internal/dbustest"
 	"conch/backend/notify"
 	"conch/backend/output"
 	"conch/backend/pref"
@@ -23,41 +21,6 @@ import (
 	"conch/backend/task"
 	"conch/backend/taskrun"
 )
-
-// privateBus starts a session dbus-daemon of the test's own and returns its
-// address.
-func privateBus(t *testing.T) string {
-	t.Helper()
-	if _, err := exec.LookPath("dbus-daemon"); err != nil {
-		t.Fatal("dbus-daemon is missing: run scripts/setup (package dbus)")
-	}
-	sock := filepath.Join(t.TempDir(), "bus")
-	cmd := exec.Command("dbus-daemon", "--session", "--nofork", "--nopidfile", "--address=unix:path="+sock, "--print-address=1")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("dbus-daemon printed no address: %v", err)
-	}
-	return strings.TrimSpace(line)
-}
-
-func connect(t *testing.T, addr string) *dbus.Conn {
-	t.Helper()
-	conn, err := dbus.Connect(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return conn
-}
 
 type notifyCall struct {
 	ReplacesID uint32
@@ -114,7 +77,7 @@ func (s *server) invoke(t *testing.T, id uint32, action string) {
 
 func startServer(t *testing.T, addr string) *server {
 	t.Helper()
-	conn := connect(t, addr)
+	conn := dbustest.Connect(t, addr)
 	s := &server{conn: conn}
 	if err := conn.Export(s, "/org/freedesktop/Notifications", "org.freedesktop.Notifications"); err != nil {
 		t.Fatal(err)
@@ -151,7 +114,7 @@ func startApp(t *testing.T, addr, home, dir string, topics pref.Topics) *app {
 		Executors: map[string]taskrun.Executor{"shell": &shell.Shell{Home: dir}},
 	})
 	// The notifier calls the service, which sends through the notifier.
-	a.dbus, err = notify.NewDBus(connect(t, addr), func(tag, action string) { a.service.Action(tag, action) })
+	a.dbus, err = notify.NewDBus(dbustest.Connect(t, addr), func(tag, action string) { a.service.Action(tag, action) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +186,7 @@ func waitStatus(t *testing.T, r *taskrun.Runner, id string, s task.Status) task.
 var allTopics = pref.Topics{Tasks: true, Approvals: true}
 
 func TestOneNotificationPerFinishWithTheTaskTag(t *testing.T) {
-	addr := privateBus(t)
+	addr := dbustest.Start(t)
 	srv := startServer(t, addr)
 	home, dir := t.TempDir(), t.TempDir()
 	a := startApp(t, addr, home, dir, allTopics)
@@ -283,7 +246,7 @@ func TestOneNotificationPerFinishWithTheTaskTag(t *testing.T) {
 }
 
 func TestApprovalNotificationAnswersTheTask(t *testing.T) {
-	addr := privateBus(t)
+	addr := dbustest.Start(t)
 	srv := startServer(t, addr)
 	a := startApp(t, addr, t.TempDir(), t.TempDir(), allTopics)
 
@@ -319,7 +282,7 @@ func TestApprovalNotificationAnswersTheTask(t *testing.T) {
 }
 
 func TestTopicsOffSendNothing(t *testing.T) {
-	addr := privateBus(t)
+	addr := dbustest.Start(t)
 	srv := startServer(t, addr)
 	a := startApp(t, addr, t.TempDir(), t.TempDir(), pref.Topics{})
 	done := a.create(t, "echo quiet", task.Auto)
@@ -336,8 +299,8 @@ func TestTopicsOffSendNothing(t *testing.T) {
 }
 
 func TestNoServerIsReported(t *testing.T) {
-	addr := privateBus(t)
-	_, err := notify.NewDBus(connect(t, addr), nil)
+	addr := dbustest.Start(t)
+	_, err := notify.NewDBus(dbustest.Connect(t, addr), nil)
 	if err == nil || !strings.Contains(err.Error(), notify.ErrNoServer.Error()) {
 		t.Fatalf("want ErrNoServer, got %v", err)
 	}
