@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/wailsapp/wails/v2"
 	"github.com/wailsapp/wails/v2/pkg/options"
@@ -24,72 +25,46 @@ import (
 //go:embed appicon.png
 var appIcon []byte
 
-// singleInstanceID names the lock that keeps one Conch window per user.
+// singleInstanceID names the lock that keeps one Conch window per user
+// session (a name on the D-Bus session bus on Linux).
 const singleInstanceID = "dev.conch.desktop.6b0f6a1e"
 
 // background matches the page's light background, so the window does not
 // flash another colour before the page paints.
 var background = &options.RGBA{R: 255, G: 255, B: 255, A: 255}
 
-// Run opens the window and blocks until it is closed.
+// quitRetry is how often a signalled quit is repeated until the window is
+// gone: GTK drops a quit that arrives before its main loop runs.
+const quitRetry = 500 * time.Millisecond
+
+// window holds what the Wails callbacks share. Wails calls OnStartup on its
+// own goroutine, possibly after OnShutdown when start-up fails, hence the lock.
+type window struct {
+	o       Options
+	mu      sync.Mutex
+	ctx     context.Context // the Wails context, set at start-up
+	closing bool            // shutdown began: start nothing more
+	stop    context.CancelFunc
+	wg      sync.WaitGroup // goroutines started at start-up
+	closed  chan struct{}  // closed when shutdown begins
+}
+
+// Run opens the window and blocks until it is closed, by the user or by
+// SIGINT/SIGTERM.
 func Run(o Options) error {
-	var (
-		mu      sync.Mutex
-		winCtx  context.Context
-		stop    context.CancelFunc
-		stopped = make(chan struct{})
-	)
-	startup := func(ctx context.Context) {
-		mu.Lock()
-		winCtx = ctx
-		mu.Unlock()
-		if o.OnStartup != nil {
-			o.OnStartup(ctx)
-		}
-		bctx, cancel := context.WithCancel(ctx)
-		mu.Lock()
-		stop = cancel
-		mu.Unlock()
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			quitOnSignal(bctx)
-		}()
-		if o.Events != nil {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				bridge(bctx, o.Events, func(v any) { runtime.EventsEmit(ctx, EventName, v) })
-			}()
-		}
-		go func() {
-			wg.Wait()
-			close(stopped)
-		}()
-	}
-	shutdown := func(ctx context.Context) {
-		mu.Lock()
-		cancel := stop
-		mu.Unlock()
-		if cancel != nil {
-			cancel()
-			<-stopped
-		}
-		if o.OnShutdown != nil {
-			o.OnShutdown(ctx)
-		}
-	}
-	secondInstance := func(options.SecondInstanceData) {
-		mu.Lock()
-		ctx := winCtx
-		mu.Unlock()
-		if ctx == nil {
-			return
-		}
-		runtime.WindowUnminimise(ctx)
-		runtime.Show(ctx)
-	}
+	w := &window{o: o, closed: make(chan struct{})}
+
+	// Listen before the window exists so an early SIGTERM is not lost.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	quitDone := make(chan struct{})
+	defer func() { <-quitDone }()
+	go func() {
+		defer close(quitDone)
+		w.quitOnSignal(sig)
+	}()
+	defer w.shutdown(nil) // when wails.Run fails before it calls OnShutdown
 
 	err := wails.Run(&options.App{
 		Title:            o.Title,
@@ -100,11 +75,11 @@ func Run(o Options) error {
 		BackgroundColour: background,
 		AssetServer:      &assetserver.Options{Assets: o.Assets},
 		Bind:             o.Bind,
-		OnStartup:        startup,
-		OnShutdown:       shutdown,
+		OnStartup:        w.startup,
+		OnShutdown:       w.shutdown,
 		SingleInstanceLock: &options.SingleInstanceLock{
 			UniqueId:               singleInstanceID,
-			OnSecondInstanceLaunch: secondInstance,
+			OnSecondInstanceLaunch: w.secondInstance,
 		},
 		Linux: &linux.Options{
 			Icon:        appIcon,
@@ -120,15 +95,86 @@ func Run(o Options) error {
 	return nil
 }
 
+// startup runs the caller's OnStartup and then the event bridge, which lives
+// until shutdown.
+func (w *window) startup(ctx context.Context) {
+	w.mu.Lock()
+	w.ctx = ctx
+	w.mu.Unlock()
+	if w.o.OnStartup != nil {
+		w.o.OnStartup(ctx)
+	}
+	if w.o.Events == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closing {
+		return
+	}
+	bctx, cancel := context.WithCancel(ctx)
+	w.stop = cancel
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		bridge(bctx, w.o.Events, func(v any) { runtime.EventsEmit(ctx, EventName, v) })
+	}()
+}
+
+// shutdown stops what startup started, waits for it, then runs the caller's
+// OnShutdown. Only the first call does anything.
+func (w *window) shutdown(ctx context.Context) {
+	w.mu.Lock()
+	if w.closing {
+		w.mu.Unlock()
+		return
+	}
+	w.closing = true
+	close(w.closed)
+	stop := w.stop
+	w.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	w.wg.Wait()
+	if ctx != nil && w.o.OnShutdown != nil {
+		w.o.OnShutdown(ctx)
+	}
+}
+
 // quitOnSignal closes the window on SIGINT or SIGTERM, so `kill` ends Conch
-// through OnShutdown like the close button does. It returns when ctx ends.
-func quitOnSignal(ctx context.Context) {
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
+// through OnShutdown like the close button does. It returns once shutdown began.
+func (w *window) quitOnSignal(sig <-chan os.Signal) {
 	select {
 	case <-sig:
-		runtime.Quit(ctx)
-	case <-ctx.Done():
+	case <-w.closed:
+		return
 	}
+	t := time.NewTicker(quitRetry)
+	defer t.Stop()
+	for {
+		w.mu.Lock()
+		ctx := w.ctx
+		w.mu.Unlock()
+		if ctx != nil {
+			runtime.Quit(ctx)
+		}
+		select {
+		case <-w.closed:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// secondInstance brings the window forward when Conch is started again.
+func (w *window) secondInstance(options.SecondInstanceData) {
+	w.mu.Lock()
+	ctx := w.ctx
+	w.mu.Unlock()
+	if ctx == nil {
+		return
+	}
+	runtime.WindowUnminimise(ctx)
+	runtime.Show(ctx)
 }

@@ -83,7 +83,7 @@ func fillCircle(img *image.RGBA, cx, cy, r int, c color.RGBA) {
 	for y := cy - r; y <= cy+r; y++ {
 		for x := cx - r; x <= cx+r; x++ {
 			dx, dy := x-cx, y-cy
-			if dx*dx+dy*dy <= r*r && image.Pt(x, y).In(img.Bounds()) {
+			if dx*dx+dy*dy <= r*r+r && image.Pt(x, y).In(img.Bounds()) {
 				img.SetRGBA(x, y, c)
 			}
 		}

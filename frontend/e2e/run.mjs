@@ -235,6 +235,12 @@ async function main() {
       await until('"hello-e2e" in the output', async () => ((await c.locator('pre').textContent()) ?? '').includes('hello-e2e'));
     });
 
+    await check('a failing command says it did not finish and why', async () => {
+      await send(page, 'echo oops >&2; exit 2', 'auto');
+      const c = await waitStatus(page, 'echo oops >&2; exit 2', 'failed', "Didn't finish");
+      await until('the reason on the card', async () => ((await c.textContent()) ?? '').includes('exited with code 2'));
+    });
+
     await check('shows `sleep 30` Working, then Stop makes it Stopped', async () => {
       await send(page, 'sleep 30', 'auto');
       const c = await waitStatus(page, 'sleep 30', 'running', 'Working');

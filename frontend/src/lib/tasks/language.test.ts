@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ResultSource, Status, statuses } from '../backend/contract';
 import { makeTask } from './fixture';
-import { chipWord, firstSentence, ordinal, statusDetail, statusLanguage } from './language';
+import { chipWord, firstSentence, ordinal, statusDetail, statusLanguage, worktreeLine } from './language';
 
 describe('status language', () => {
   it('has a word, tone and icon for every status', () => {
@@ -39,5 +39,11 @@ describe('status language', () => {
     expect(firstSentence('Built it. Then tested.')).toBe('Built it.');
     expect(firstSentence('hello-e2e\nmore')).toBe('hello-e2e');
     expect(firstSentence('  ')).toBe('');
+  });
+
+  it('says what a worktree holds', () => {
+    expect(worktreeLine({ work: { changed: 3, untracked: 0, ahead: 2, behind: 0 } })).toBe('3 changed · 2 commits ahead');
+    expect(worktreeLine({ work: { changed: 0, untracked: 1, ahead: 1, behind: 4, operation: 'rebase' } })).toBe('1 new · 1 commit ahead · 4 behind · rebase in progress');
+    expect(worktreeLine({ work: { changed: 0, untracked: 0, ahead: 0, behind: 0 } })).toBe('no changes');
   });
 });

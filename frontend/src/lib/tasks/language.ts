@@ -1,7 +1,7 @@
 // The status language of UI.md: one table used everywhere a status is shown
 // (card, sidebar, and later the tray and notifications).
 
-import { Mode, ResultSource, Status, type Task } from '../backend/contract';
+import { Mode, ResultSource, Status, type Task, type Worktree } from '../backend/contract';
 
 /** The colour family of a status; the CSS maps each to a light and a dark shade. */
 export const Tone = {
@@ -128,3 +128,15 @@ export const modeLanguage: Readonly<Record<Mode, { label: string; explain: strin
 
 /** The modes in the order the composer offers them (the default first). */
 export const composerModes: readonly Mode[] = [Mode.Ask, Mode.Plan, Mode.Edits, Mode.Auto];
+
+/** What a helper's worktree holds, as a card says it: "3 changed · 2 commits ahead". */
+export function worktreeLine(w: Pick<Worktree, 'work'>): string {
+  const { changed, untracked, ahead, behind, operation } = w.work;
+  const parts: string[] = [];
+  if (changed > 0) parts.push(`${changed} changed`);
+  if (untracked > 0) parts.push(`${untracked} new`);
+  if (ahead > 0) parts.push(`${ahead} ${ahead === 1 ? 'commit' : 'commits'} ahead`);
+  if (behind > 0) parts.push(`${behind} behind`);
+  if (operation) parts.push(`${operation} in progress`);
+  return parts.length > 0 ? parts.join(' · ') : 'no changes';
+}
