@@ -1,0 +1,79 @@
+# Conch: `make help` lists the targets. `make run` and `make test` install what
+# they need first (scripts/setup: quick when everything is there).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+# Go lives in /usr/local/go on our machines; a non-login shell may lack it.
+ifeq ($(shell command -v go),)
+export PATH := /usr/local/go/bin:$(PATH)
+endif
+
+BIN        := build/bin/conch
+ARTIFACTS  := build/test-artifacts
+GO_TAGS    := desktop,production,webkit2_41
+LDFLAGS    := -w -s
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+FUZZTIME   ?= 10s
+ARGS       ?=
+STEP       := scripts/step
+
+.PHONY: help setup build frontend run test test-go e2e smoke lint bench fuzz clean
+
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+setup: ## install what is missing: apt packages (Debian/Ubuntu), npm packages, Go modules
+	@scripts/setup
+
+frontend: ## build the frontend into frontend/dist
+	npm --prefix frontend run build
+
+build: frontend ## build the desktop binary build/bin/conch (frontend first; no wails CLI needed)
+	go build -tags $(GO_TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) .
+
+run: setup build ## build and start Conch: the window with a display, else `conch serve` (ARGS="--home DIR")
+	@if [ -n "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ]; then \
+		exec $(BIN) $(ARGS); \
+	else \
+		echo "make run: no display; starting conch serve"; \
+		exec $(BIN) serve $(ARGS); \
+	fi
+
+test: setup ## everything CI runs: vet, Go tests (-race), frontend check and tests, build, browser e2e, desktop smoke
+	@$(STEP) "go vet" go vet ./...
+	@$(STEP) "go test -race" go test -race -timeout 10m ./...
+	@$(STEP) "frontend check" npm --prefix frontend run check
+	@$(STEP) "frontend test" npm --prefix frontend test
+	@$(STEP) "build" $(MAKE) --no-print-directory build
+	@$(STEP) "browser e2e" env CONCH_BIN=$(CURDIR)/$(BIN) npm --prefix frontend run e2e
+	@$(STEP) "desktop smoke" scripts/desktop-smoke
+	@echo "make test: all steps passed"
+
+test-go: ## only the Go tests, with the race detector
+	go test -race -timeout 10m ./...
+
+e2e: build ## only the browser e2e tests against build/bin/conch serve
+	CONCH_BIN=$(CURDIR)/$(BIN) npm --prefix frontend run e2e
+
+smoke: build ## only the desktop smoke test (Xvfb; screenshot in build/test-artifacts)
+	scripts/desktop-smoke
+
+lint: ## go vet (plain and desktop tags), staticcheck, the frontend's type check and ESLint
+	@$(STEP) "go vet" go vet ./...
+	@$(STEP) "go vet (desktop)" go vet -tags $(GO_TAGS) ./...
+	@$(STEP) "staticcheck" go run $(STATICCHECK) ./...
+	@$(STEP) "frontend check" npm --prefix frontend run check
+	@$(STEP) "frontend lint" npm --prefix frontend run lint
+
+bench: ## run the Go benchmarks and print Conch's write paths against raw bbolt and file writes
+	@mkdir -p $(ARTIFACTS)
+	go test -run '^$$' -bench . -benchmem ./... | tee $(ARTIFACTS)/bench.txt | scripts/bench
+
+fuzz: ## run every Fuzz* target for FUZZTIME each (default 10s)
+	@scripts/fuzz $(FUZZTIME)
+
+clean: ## remove build outputs (build/bin, build/test-artifacts, frontend/dist's build)
+	rm -rf build/bin $(ARTIFACTS) build/.cache
+	find frontend/dist -mindepth 1 ! -name .gitkeep -delete 2>/dev/null || true
