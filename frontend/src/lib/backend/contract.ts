@@ -60,6 +60,8 @@ export const ShellProvider = 'shell';
 export const EventType = {
   TaskChanged: 'task.changed',
   TaskDeleted: 'task.deleted',
+  /** The person clicked a task's notification: show that task. */
+  AppOpen: 'app.open',
 } as const;
 
 /**
@@ -169,7 +171,8 @@ export interface OutputChunk {
 /** One live update. */
 export type TaskEvent =
   | { type: typeof EventType.TaskChanged; task: Task }
-  | { type: typeof EventType.TaskDeleted; id: string };
+  | { type: typeof EventType.TaskDeleted; id: string }
+  | { type: typeof EventType.AppOpen; id: string };
 
 /** Error codes the gateway answers with (docs/API.md, "Errors"), plus the client's own. */
 export const ErrorCode = {

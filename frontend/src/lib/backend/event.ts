@@ -22,5 +22,8 @@ export function parseEvent(raw: unknown): TaskEvent | null {
   if (e.type === EventType.TaskDeleted && typeof e.id === 'string') {
     return { type: EventType.TaskDeleted, id: e.id };
   }
+  if (e.type === EventType.AppOpen && typeof e.id === 'string') {
+    return { type: EventType.AppOpen, id: e.id };
+  }
   return null;
 }

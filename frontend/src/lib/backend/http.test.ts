@@ -42,6 +42,7 @@ describe('event stream', () => {
     expect(parseEvent('{"type":"task.deleted","id":"x"}')).toEqual({ type: 'task.deleted', id: 'x' });
     expect(parseEvent('{"type":"task.changed","task":{"id":"x","rev":2}}')).toMatchObject({ type: 'task.changed' });
     expect(parseEvent('{"type":"task.changed","task":{"id":"x"}}')).toBeNull();
+    expect(parseEvent('{"type":"app.open","id":"x"}')).toEqual({ type: 'app.open', id: 'x' });
     expect(parseEvent('{"type":"conversation.changed"}')).toBeNull();
     expect(parseEvent('nope')).toBeNull();
   });

@@ -49,6 +49,8 @@ export class TasksStore {
   unauthorized = $state(false);
   /** One sentence when the list could not be loaded. */
   loadError = $state('');
+  /** The task to bring into view (a clicked notification); seq tells repeats apart. */
+  reveal = $state<{ id: string; seq: number } | null>(null);
   /** Slot counts from the last list. */
   concurrent = $state<TaskList['concurrent'] | null>(null);
 
@@ -115,6 +117,10 @@ export class TasksStore {
   }
 
   #apply(e: TaskEvent): void {
+    if (e.type === EventType.AppOpen) {
+      this.reveal = { id: e.id, seq: (this.reveal?.seq ?? 0) + 1 };
+      return;
+    }
     const id = e.type === EventType.TaskDeleted ? e.id : e.task.id;
     if (this.#reloads > 0) this.#touched.add(id);
     applyEvent(this.byId, this.#gone, e);

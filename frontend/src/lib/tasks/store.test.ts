@@ -130,6 +130,15 @@ describe('TasksStore', () => {
     expect(s.backgroundSlots).toEqual({ running: 0, limit: 3 });
   });
 
+  it('asks the page to reveal a task when a notification is clicked', () => {
+    const s = new TasksStore(mockBackend(), now);
+    s.enqueue({ type: EventType.AppOpen, id: 'a' });
+    expect(s.reveal).toEqual({ id: 'a', seq: 1 });
+    s.enqueue({ type: EventType.AppOpen, id: 'a' });
+    expect(s.reveal).toEqual({ id: 'a', seq: 2 });
+    expect(s.byId.size).toBe(0);
+  });
+
   it('notices a sign-in is needed', async () => {
     const b = mockBackend();
     b.listTasks.mockRejectedValueOnce(new ApiError('unauthorized', 'no token', 401));
