@@ -192,6 +192,10 @@ async function main() {
   const origin = new URL(url).origin;
   let token = new URL(url).searchParams.get('token') ?? '';
   console.log(`server ${origin} (home ${home})`);
+  const index = await fetch(`${origin}/`, { headers: { Authorization: `Bearer ${token}` } });
+  if (!(await index.text()).includes('id="app"')) {
+    throw new Error(`${bin} serves no frontend (HTTP ${index.status} for /): run \`npm run build\` here, then build the binary again`);
+  }
 
   const browser = await chromium.launch({
     executablePath: chromiumPath,
