@@ -363,6 +363,10 @@ async function main() {
       await c.getByRole('button', { name: 'Show details' }).focus();
       await page.keyboard.press('Enter');
       await until('the output to show', async () => ((await c.locator('pre').textContent({ timeout: 1000 })) ?? '').includes('hello-e2e'));
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('Tab');
+      await shoot(page, 'keyboard');
+      await c.getByRole('button', { name: 'Fold into one line' }).focus();
       await page.keyboard.press('Escape');
       await until('the card to fold again', async () => (await c.locator('pre').count()) === 0);
     });
