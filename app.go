@@ -207,11 +207,14 @@ func (a *App) ReadOutput(id string, offset int64) (OutputChunk, error) {
 	if offset < 0 {
 		return OutputChunk{}, bindErr(fmt.Errorf("%w: offset must be 0 or more", taskrun.ErrInvalid))
 	}
-	b, next, err := a.logs.ReadAt(id, offset, 1<<20)
+	b, _, err := a.logs.ReadAt(id, offset, 1<<20)
 	if errors.Is(err, os.ErrNotExist) {
 		return OutputChunk{Next: offset}, nil
 	}
-	return OutputChunk{Data: string(b), Next: next}, bindErr(err)
+	// A string crosses the bridge, so stop before a character cut in half;
+	// the next read starts with its first byte.
+	b = output.WholeRunes(b)
+	return OutputChunk{Data: string(b), Next: offset + int64(len(b))}, bindErr(err)
 }
 
 // Approvals lists every pending question, oldest first.

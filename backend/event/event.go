@@ -22,6 +22,11 @@ const (
 	// Open asks the surfaces to show the chat the task with ID came from
 	// (a click on its notification). The window comes forward.
 	Open Type = "app.open"
+	// Compose asks the page to focus the composer; when it already holds
+	// text, the page sends it to the background (the global shortcut).
+	Compose Type = "app.compose"
+	// Reload tells a surface it missed events: reload what it shows.
+	Reload Type = "reload"
 )
 
 // Event is one change, in the JSON shape sent to clients.

@@ -416,3 +416,22 @@ func (r *ring) last(n int) []byte {
 	copy(out[k:], r.buf[:r.next])
 	return out
 }
+
+// WholeRunes returns b without a UTF-8 character cut off at its end, so a
+// reader that turns chunks into strings never splits one; bytes that can
+// never become a character are left for the reader to show as they are.
+func WholeRunes(b []byte) []byte {
+	for i := 1; i <= utf8.UTFMax-1 && i <= len(b); i++ {
+		c := b[len(b)-i]
+		if c < utf8.RuneSelf {
+			return b // ASCII: nothing is cut
+		}
+		if utf8.RuneStart(c) {
+			if !utf8.FullRune(b[len(b)-i:]) {
+				return b[:len(b)-i]
+			}
+			return b
+		}
+	}
+	return b
+}

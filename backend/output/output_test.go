@@ -542,3 +542,25 @@ func TestLargeOutputKeepsHeapFlat(t *testing.T) {
 		t.Fatalf("heap grew from %d to %d bytes writing %d bytes", before, after, total)
 	}
 }
+
+func TestWholeRunesKeepsCharactersWhole(t *testing.T) {
+	e := []byte("aé€😀")
+	cases := []struct {
+		in   []byte
+		want int
+	}{
+		{e, len(e)},
+		{e[:len(e)-1], len(e) - 4},
+		{e[:len(e)-2], len(e) - 4},
+		{e[:len(e)-3], len(e) - 4},
+		{e[:2], 1},
+		{[]byte{}, 0},
+		{[]byte{0xff}, 1},
+		{[]byte("ab"), 2},
+	}
+	for _, c := range cases {
+		if got := len(WholeRunes(c.in)); got != c.want {
+			t.Errorf("WholeRunes(%q) kept %d bytes, want %d", c.in, got, c.want)
+		}
+	}
+}

@@ -57,6 +57,17 @@ func (r *Runner) run(ctx context.Context, e *entry, kind task.Kind) {
 	if w.Size() > 0 {
 		fmt.Fprintf(w, "\n── tried again %s ──\n", r.cfg.Now().Local().Format("15:04:05"))
 	}
+	// The summary comes from this run's output only, not an earlier try's.
+	runStart := w.Size()
+	tail := func(n int) string {
+		if this := w.Size() - runStart; int64(n) > this {
+			n = int(this)
+		}
+		if n <= 0 {
+			return ""
+		}
+		return w.Tail(n)
+	}
 
 	flushDone := make(chan struct{})
 	flushCtx, stopFlush := context.WithCancel(ctx)
@@ -68,7 +79,7 @@ func (r *Runner) run(ctx context.Context, e *entry, kind task.Kind) {
 	out, runErr := ex.Execute(ctx, &Run{
 		Task:   started,
 		Output: w,
-		Tail:   w.Tail,
+		Tail:   tail,
 		Progress: func(current, step string) {
 			_, _ = r.updateEntry(e, func(t *task.Task) error {
 				if current != "" {

@@ -348,6 +348,9 @@ func TestRetryRunsAgainFromTheStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	again := b.waitStatus(t, tk.ID, task.Failed)
+	if again.Summary != "run" {
+		t.Fatalf("summary after retry %q: it should hold this run's output only", again.Summary)
+	}
 	if again.Rev <= 3 || len(again.Steps) != 2 {
 		t.Fatalf("retried: rev %d steps %v", again.Rev, again.Steps)
 	}
