@@ -1,4 +1,4 @@
-import type { CreateTaskRequest, OutputChunk, Task, TaskEvent, TaskList } from './contract';
+import type { Approval, CreateTaskRequest, DoctorReport, OutputChunk, Preferences, Task, TaskEvent, TaskList } from './contract';
 
 /**
  * Backend is everything the frontend asks of Conch. Two implementations exist:
@@ -22,6 +22,14 @@ export interface Backend {
   deleteTask(id: string): Promise<void>;
   /** Answers the pending question askId of a task that needs the person. */
   answerTask(id: string, askId: string, allow: boolean): Promise<Task>;
+  /** Every pending question across tasks, oldest first. The app derives its list from the tasks; this is for a fresh look. */
+  approvals(): Promise<Approval[]>;
+  /** The doctor's report: what is wrong and where to fix it. */
+  doctor(): Promise<DoctorReport>;
+  /** The person's preferences. */
+  preferences(): Promise<Preferences>;
+  /** Saves the whole preferences object and returns what was saved; a bad value rejects with code `invalid`. */
+  setPreferences(p: Preferences): Promise<Preferences>;
   /**
    * Delivers live events to onEvent. onReconnect is called each time the
    * stream (re)opens, because events may have been missed while it was down,

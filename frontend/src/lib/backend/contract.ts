@@ -62,6 +62,11 @@ export const EventType = {
   TaskDeleted: 'task.deleted',
   /** The person clicked a task's notification: show that task. */
   AppOpen: 'app.open',
+  /**
+   * The global shortcut: focus the composer, and when it already holds text,
+   * send it to the background as the composer's own shortcut does.
+   */
+  AppCompose: 'app.compose',
 } as const;
 
 /**
@@ -172,7 +177,48 @@ export interface OutputChunk {
 export type TaskEvent =
   | { type: typeof EventType.TaskChanged; task: Task }
   | { type: typeof EventType.TaskDeleted; id: string }
-  | { type: typeof EventType.AppOpen; id: string };
+  | { type: typeof EventType.AppOpen; id: string }
+  | { type: typeof EventType.AppCompose };
+
+/** One pending question across tasks (GET /api/approvals), oldest first. */
+export interface Approval {
+  taskId: string;
+  title: string;
+  cwd: string;
+  ask: Ask;
+}
+
+/** How a doctor's check came out, from fine to broken. */
+export const Level = { OK: 'ok', Info: 'info', Warn: 'warn', Fail: 'fail' } as const;
+export type Level = (typeof Level)[keyof typeof Level];
+
+/** One line of the doctor's report. `link` is a page of the app ("/tasks"). */
+export interface DoctorCheck {
+  id: string;
+  title: string;
+  level: Level;
+  summary: string;
+  details: string[] | null;
+  fix?: string;
+  link?: string;
+}
+
+/** The doctor's report (GET /api/doctor); ok is false when any check failed. */
+export interface DoctorReport {
+  ok: boolean;
+  checks: DoctorCheck[];
+}
+
+/** The person's preferences (GET|PATCH /api/preferences). */
+export interface Preferences {
+  /** How many tasks of each kind run at once (1–64). */
+  limits: { background: number; helper: number };
+  /** Which OS notifications are wanted. */
+  notifications: { tasks: boolean; approvals: boolean };
+}
+
+/** The bounds of each limit in preferences. */
+export const limitRange = { min: 1, max: 64 } as const;
 
 /** Error codes the gateway answers with (docs/API.md, "Errors"), plus the client's own. */
 export const ErrorCode = {

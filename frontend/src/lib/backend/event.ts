@@ -25,5 +25,8 @@ export function parseEvent(raw: unknown): TaskEvent | null {
   if (e.type === EventType.AppOpen && typeof e.id === 'string') {
     return { type: EventType.AppOpen, id: e.id };
   }
+  if (e.type === EventType.AppCompose) {
+    return { type: EventType.AppCompose };
+  }
   return null;
 }

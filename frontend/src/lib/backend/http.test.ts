@@ -43,6 +43,7 @@ describe('event stream', () => {
     expect(parseEvent('{"type":"task.changed","task":{"id":"x","rev":2}}')).toMatchObject({ type: 'task.changed' });
     expect(parseEvent('{"type":"task.changed","task":{"id":"x"}}')).toBeNull();
     expect(parseEvent('{"type":"app.open","id":"x"}')).toEqual({ type: 'app.open', id: 'x' });
+    expect(parseEvent('{"type":"app.compose"}')).toEqual({ type: 'app.compose' });
     expect(parseEvent('{"type":"conversation.changed"}')).toBeNull();
     expect(parseEvent('nope')).toBeNull();
   });
@@ -132,6 +133,53 @@ describe('HttpBackend.readOutput', () => {
     });
     try {
       await expect(new HttpBackend().listTasks()).rejects.toMatchObject({ code: 'network' });
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+});
+
+describe('HttpBackend approvals, doctor and preferences', () => {
+  const prefs = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: false } };
+
+  it('reads the approvals, the doctor and the preferences', async () => {
+    const answers: Record<string, unknown> = {
+      '/api/approvals': { approvals: [{ taskId: 'a', title: 't', cwd: '/p', ask: { id: 'k' } }] },
+      '/api/doctor': { ok: true, checks: [{ id: 'tasks', level: 'ok' }] },
+      '/api/preferences': prefs,
+    };
+    const fetchMock = vi.fn(async (path: string) => new Response(JSON.stringify(answers[path]), { status: 200 }));
+    vi.stubGlobal('fetch', fetchMock);
+    try {
+      const b = new HttpBackend();
+      expect(await b.approvals()).toEqual([{ taskId: 'a', title: 't', cwd: '/p', ask: { id: 'k' } }]);
+      expect((await b.doctor()).checks[0]?.id).toBe('tasks');
+      expect(await b.preferences()).toEqual(prefs);
+      for (const path of Object.keys(answers)) expect(fetchMock).toHaveBeenCalledWith(path, expect.objectContaining({ method: 'GET' }));
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
+  it('reads a null approvals list as empty', async () => {
+    vi.stubGlobal('fetch', async () => new Response('{"approvals":null}', { status: 200 }));
+    try {
+      expect(await new HttpBackend().approvals()).toEqual([]);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
+  it('saves preferences with PATCH and reports a refused value', async () => {
+    const fetchMock = vi.fn(async (_path: string, init?: RequestInit) => new Response(init?.body as string, { status: 200 }));
+    vi.stubGlobal('fetch', fetchMock);
+    try {
+      expect(await new HttpBackend().setPreferences(prefs)).toEqual(prefs);
+      const [path, init] = fetchMock.mock.calls[0] ?? [];
+      expect(path).toBe('/api/preferences');
+      expect(init).toMatchObject({ method: 'PATCH', body: JSON.stringify(prefs), headers: expect.objectContaining({ 'Content-Type': 'application/json' }) });
+      fetchMock.mockResolvedValueOnce(new Response('{"error":{"code":"invalid","message":"limits.helper must be between 1 and 64, got 0"}}', { status: 400 }));
+      await expect(new HttpBackend().setPreferences(prefs)).rejects.toMatchObject({ code: 'invalid', status: 400 });
     } finally {
       vi.unstubAllGlobals();
     }

@@ -1,5 +1,5 @@
 import type { Backend } from './backend';
-import type { CreateTaskRequest, OutputChunk, Task, TaskEvent, TaskList } from './contract';
+import type { Approval, CreateTaskRequest, DoctorReport, OutputChunk, Preferences, Task, TaskEvent, TaskList } from './contract';
 import { networkError, parseErrorResponse } from './error';
 import { parseEvent } from './event';
 import { leadingPartial, trailingPartial } from './utf8';
@@ -104,6 +104,23 @@ export class HttpBackend implements Backend {
 
   answerTask(id: string, askId: string, allow: boolean): Promise<Task> {
     return this.json<Task>('POST', `${taskPath(id)}/answer`, { askId, allow });
+  }
+
+  async approvals(): Promise<Approval[]> {
+    const body = await this.json<{ approvals: Approval[] | null }>('GET', '/api/approvals');
+    return body.approvals ?? [];
+  }
+
+  doctor(): Promise<DoctorReport> {
+    return this.json<DoctorReport>('GET', '/api/doctor');
+  }
+
+  preferences(): Promise<Preferences> {
+    return this.json<Preferences>('GET', '/api/preferences');
+  }
+
+  setPreferences(p: Preferences): Promise<Preferences> {
+    return this.json<Preferences>('PATCH', '/api/preferences', p);
   }
 
   subscribe(onEvent: (e: TaskEvent) => void, onReconnect: () => void): () => void {

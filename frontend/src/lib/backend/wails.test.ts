@@ -14,6 +14,10 @@ function bindings(over: Partial<AppBindings> = {}): AppBindings {
     RetryTask: no,
     DeleteTask: no,
     AnswerTask: no,
+    Approvals: no,
+    Doctor: no,
+    Preferences: no,
+    SetPreferences: no,
     ...over,
   };
 }
@@ -27,6 +31,27 @@ describe('WailsBackend', () => {
   it('reads the JSON error a binding rejects with', async () => {
     const b = new WailsBackend(bindings({ StopTask: () => Promise.reject('{"error":{"code":"invalid_transition","message":"Task is done."}}') }), undefined);
     await expect(b.stopTask('x')).rejects.toMatchObject({ code: 'invalid_transition', message: 'Task is done.' });
+  });
+
+  it('calls the approvals, doctor and preferences bindings', async () => {
+    const prefs = { limits: { background: 2, helper: 4 }, notifications: { tasks: false, approvals: true } };
+    const set = vi.fn(async (p: typeof prefs) => p);
+    const b = new WailsBackend(
+      bindings({
+        Approvals: async () => null,
+        Doctor: async () => ({ ok: false, checks: [] }),
+        Preferences: async () => prefs,
+        SetPreferences: set,
+      }),
+      undefined,
+    );
+    expect(await b.approvals()).toEqual([]);
+    expect(await b.doctor()).toEqual({ ok: false, checks: [] });
+    expect(await b.preferences()).toEqual(prefs);
+    expect(await b.setPreferences(prefs)).toEqual(prefs);
+    expect(set).toHaveBeenCalledWith(prefs);
+    const refusing = new WailsBackend(bindings({ SetPreferences: () => Promise.reject('{"error":{"code":"invalid","message":"limits.background must be between 1 and 64, got 0"}}') }), undefined);
+    await expect(refusing.setPreferences(prefs)).rejects.toMatchObject({ code: 'invalid' });
   });
 
   it('passes events on and reloads when the bridge says so', async () => {
@@ -50,7 +75,8 @@ describe('WailsBackend', () => {
     handler({ type: 'task.deleted', id: 'a' });
     handler({ type: 'reload' });
     handler({ type: 'conversation.changed' });
-    expect(events).toEqual([{ type: 'task.deleted', id: 'a' }]);
+    handler({ type: 'app.compose' });
+    expect(events).toEqual([{ type: 'task.deleted', id: 'a' }, { type: 'app.compose' }]);
     expect(reloads).toBe(2);
     stop();
     expect(off).toHaveBeenCalled();

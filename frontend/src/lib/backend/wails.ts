@@ -1,5 +1,5 @@
 import type { Backend } from './backend';
-import { ReloadEventType, type CreateTaskRequest, type OutputChunk, type Task, type TaskEvent, type TaskList } from './contract';
+import { ReloadEventType, type Approval, type CreateTaskRequest, type DoctorReport, type OutputChunk, type Preferences, type Task, type TaskEvent, type TaskList } from './contract';
 import { toApiError } from './error';
 import { parseEvent } from './event';
 
@@ -13,6 +13,10 @@ export interface AppBindings {
   RetryTask(id: string): Promise<Task>;
   DeleteTask(id: string): Promise<null>;
   AnswerTask(id: string, askId: string, allow: boolean): Promise<Task>;
+  Approvals(): Promise<Approval[] | null>;
+  Doctor(): Promise<DoctorReport>;
+  Preferences(): Promise<Preferences>;
+  SetPreferences(p: Preferences): Promise<Preferences>;
 }
 
 /** The part of the Wails runtime the frontend uses. */
@@ -75,6 +79,18 @@ export class WailsBackend implements Backend {
   }
   answerTask(id: string, askId: string, allow: boolean): Promise<Task> {
     return call(() => this.app.AnswerTask(id, askId, allow));
+  }
+  async approvals(): Promise<Approval[]> {
+    return (await call(() => this.app.Approvals())) ?? [];
+  }
+  doctor(): Promise<DoctorReport> {
+    return call(() => this.app.Doctor());
+  }
+  preferences(): Promise<Preferences> {
+    return call(() => this.app.Preferences());
+  }
+  setPreferences(p: Preferences): Promise<Preferences> {
+    return call(() => this.app.SetPreferences(p));
   }
 
   subscribe(onEvent: (e: TaskEvent) => void, onReconnect: () => void): () => void {

@@ -18,6 +18,12 @@ export const Pending = {
 } as const;
 export type Pending = (typeof Pending)[keyof typeof Pending];
 
+/** What an answer that came too late says: someone (a notification, another window) answered first. */
+export const alreadyAnswered = 'Already answered.';
+
+/** Told of every change a live event brought: the copy before (if any) and after. */
+export type ChangeListener = (before: Task | undefined, after: Task) => void;
+
 /** Runs f soon, at most once per frame while the page is visible. */
 export type Scheduler = (f: () => void) => void;
 
@@ -49,8 +55,14 @@ export class TasksStore {
   unauthorized = $state(false);
   /** One sentence when the list could not be loaded. */
   loadError = $state('');
-  /** The task to bring into view (a clicked notification); seq tells repeats apart. */
+  /** The task to bring into view (a clicked notification, the palette); seq tells repeats apart. */
   reveal = $state<{ id: string; seq: number } | null>(null);
+  /** The last reveal the tasks page acted on, so a page shown again does not act twice. */
+  revealHandled = 0;
+  /** Asks for the composer (the global shortcut, the palette): seq counts requests. */
+  compose = $state(0);
+  /** The last compose request the tasks page acted on. */
+  composeHandled = 0;
   /** Slot counts from the last list. */
   concurrent = $state<TaskList['concurrent'] | null>(null);
 
@@ -84,6 +96,7 @@ export class TasksStore {
   #scheduled = false;
   #reloads = 0;
   #touched = new Set<string>();
+  readonly #listeners = new Set<ChangeListener>();
 
   constructor(backend: Backend, schedule: Scheduler = frameScheduler) {
     this.#backend = backend;
@@ -113,17 +126,50 @@ export class TasksStore {
     this.#scheduled = false;
     const q = this.#queue;
     this.#queue = [];
-    for (const e of q) this.#apply(e);
+    for (const e of q) this.#apply(e, true);
   }
 
-  #apply(e: TaskEvent): void {
+  /**
+   * Calls f with every change that a live event brings (never for the list a
+   * load or an action's answer brings). Returns the function that stops it.
+   */
+  onChange(f: ChangeListener): () => void {
+    this.#listeners.add(f);
+    return () => this.#listeners.delete(f);
+  }
+
+  /** Shows a task on the tasks page: the same as a click on its notification. */
+  open(id: string): void {
+    this.reveal = { id, seq: (this.reveal?.seq ?? 0) + 1 };
+  }
+
+  /** Asks the tasks page to focus the composer, sending what it holds (the global shortcut). */
+  requestCompose(): void {
+    this.compose++;
+  }
+
+  #apply(e: TaskEvent, live = false): void {
     if (e.type === EventType.AppOpen) {
-      this.reveal = { id: e.id, seq: (this.reveal?.seq ?? 0) + 1 };
+      this.open(e.id);
+      return;
+    }
+    if (e.type === EventType.AppCompose) {
+      this.requestCompose();
       return;
     }
     const id = e.type === EventType.TaskDeleted ? e.id : e.task.id;
     if (this.#reloads > 0) this.#touched.add(id);
-    applyEvent(this.byId, this.#gone, e);
+    const before = this.byId.get(id);
+    const changed = applyEvent(this.byId, this.#gone, e);
+    if (live && changed && e.type === EventType.TaskChanged) {
+      for (const f of this.#listeners) {
+        try {
+          f(before, e.task);
+        } catch (err) {
+          console.error(err);
+        }
+      }
+    }
     if (e.type === EventType.TaskDeleted) {
       this.pending.delete(id);
       this.errors.delete(id);
@@ -232,7 +278,8 @@ export class TasksStore {
     } catch (e) {
       const err = toApiError(e);
       if (err.unauthorized) this.unauthorized = true;
-      this.errors.set(id, sentence(err));
+      const late = err.status === 409 && (kind === Pending.Allow || kind === Pending.Deny);
+      this.errors.set(id, late ? alreadyAnswered : sentence(err));
       // Whatever we thought, the server knows: fetch its copy.
       try {
         this.#put(await this.#backend.getTask(id));

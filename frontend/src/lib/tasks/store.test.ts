@@ -1,10 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Backend } from '../backend/backend';
-import { EventType, Status, type Task, type TaskEvent, type TaskList } from '../backend/contract';
+import { EventType, Status, type Preferences, type Task, type TaskEvent, type TaskList } from '../backend/contract';
 import { ApiError } from '../backend/error';
 import { makeTask } from './fixture';
 import { Group } from './language';
-import { Pending, TasksStore } from './store.svelte';
+import { Pending, TasksStore, alreadyAnswered } from './store.svelte';
 
 const concurrent: TaskList['concurrent'] = { background: { running: 0, limit: 3 }, helper: { running: 0, limit: 4 } };
 
@@ -26,6 +26,10 @@ function mockBackend(tasks: Task[] = []) {
     retryTask: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Queued, rev: 10 })),
     deleteTask: vi.fn(async (): Promise<void> => {}),
     answerTask: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Running, rev: 10 })),
+    approvals: vi.fn(async () => []),
+    doctor: vi.fn(async () => ({ ok: true, checks: [] })),
+    preferences: vi.fn(async () => ({ limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true } })),
+    setPreferences: vi.fn(async (p: Preferences) => p),
     subscribe: vi.fn((ev: (e: TaskEvent) => void, rc: () => void) => {
       onEvent = ev;
       onReconnect = rc;
@@ -137,6 +141,44 @@ describe('TasksStore', () => {
     s.enqueue({ type: EventType.AppOpen, id: 'a' });
     expect(s.reveal).toEqual({ id: 'a', seq: 2 });
     expect(s.byId.size).toBe(0);
+  });
+
+  it('says calmly when a question was already answered elsewhere', async () => {
+    const ask = { id: 'k1', tool: 'bash', detail: 'Run echo?', askedAt: '2026-11-30T06:00:00Z', expiresAt: '2026-11-30T07:00:00Z' };
+    const b = mockBackend([makeTask({ id: 'a', status: Status.NeedsYou, ask })]);
+    b.answerTask.mockRejectedValueOnce(new ApiError('conflict', 'the question was already answered', 409));
+    const s = new TasksStore(b, now);
+    await s.reload();
+    b.list = [makeTask({ id: 'a', status: Status.Running, rev: 2 })];
+    await s.answer('a', false);
+    expect(s.errors.get('a')).toBe(alreadyAnswered);
+    expect(s.byId.get('a')?.status).toBe(Status.Running);
+  });
+
+  it('tells listeners of live changes only, not of loads or answers', async () => {
+    const b = mockBackend([makeTask({ id: 'a', status: Status.Running })]);
+    const s = new TasksStore(b, now);
+    const seen: string[] = [];
+    const off = s.onChange((before, after) => seen.push(`${before?.status ?? '-'}>${after.status}`));
+    await s.reload();
+    await s.stop('a');
+    expect(seen).toEqual([]);
+    s.enqueue({ type: EventType.TaskChanged, task: makeTask({ id: 'a', status: Status.Queued, rev: 11 }) });
+    s.enqueue({ type: EventType.TaskChanged, task: makeTask({ id: 'a', status: Status.Queued, rev: 11 }) }); // not newer
+    s.enqueue({ type: EventType.TaskChanged, task: makeTask({ id: 'b', status: Status.Running }) });
+    expect(seen).toEqual(['stopped>queued', '->running']);
+    off();
+    s.enqueue({ type: EventType.TaskChanged, task: makeTask({ id: 'b', status: Status.Done, rev: 2 }) });
+    expect(seen).toHaveLength(2);
+  });
+
+  it('asks for the composer on app.compose and reveals on open()', () => {
+    const s = new TasksStore(mockBackend(), now);
+    s.enqueue({ type: EventType.AppCompose });
+    s.requestCompose();
+    expect(s.compose).toBe(2);
+    s.open('x');
+    expect(s.reveal).toEqual({ id: 'x', seq: 1 });
   });
 
   it('notices a sign-in is needed', async () => {

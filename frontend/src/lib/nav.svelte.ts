@@ -1,0 +1,36 @@
+// Which page the main area shows. The page lives in the URL's hash (#tasks,
+// #approvals, #doctor, #settings) so a reload keeps it and the back button
+// works; anything unknown means the tasks page.
+
+/** The app's pages. */
+export const Page = { Tasks: 'tasks', Approvals: 'approvals', Doctor: 'doctor', Settings: 'settings' } as const;
+export type Page = (typeof Page)[keyof typeof Page];
+
+const pages: readonly string[] = Object.values(Page);
+
+/** The page a hash ("#doctor") or an app link ("/doctor") names; the tasks page for anything else. */
+export function pageOf(ref: string): Page {
+  const name = ref.replace(/^[#/]+/, '').split(/[/?#]/)[0] ?? '';
+  return pages.includes(name) ? (name as Page) : Page.Tasks;
+}
+
+/** Nav holds the current page and follows the URL's hash. */
+export class Nav {
+  page: Page = $state(Page.Tasks);
+
+  /** Reads the hash now and follows its changes; returns the function that stops it. */
+  start(): () => void {
+    const read = (): void => {
+      this.page = pageOf(window.location.hash);
+    };
+    read();
+    window.addEventListener('hashchange', read);
+    return () => window.removeEventListener('hashchange', read);
+  }
+
+  /** Shows page p (a no-op when it is already shown). */
+  go(p: Page): void {
+    this.page = p;
+    if (typeof window !== 'undefined' && pageOf(window.location.hash) !== p) window.location.hash = p;
+  }
+}

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import type { Preferences } from '../backend/contract';
+import { parseLimit, withLimit, withTopic } from './settings';
+
+describe('parseLimit', () => {
+  it('takes whole numbers from 1 to 64', () => {
+    expect(parseLimit('1')).toEqual({ value: 1 });
+    expect(parseLimit(' 64 ')).toEqual({ value: 64 });
+    expect(parseLimit('03')).toEqual({ value: 3 });
+  });
+
+  it('says what is wrong in one sentence', () => {
+    expect(parseLimit('')).toEqual({ error: 'Enter a number from 1 to 64.' });
+    expect(parseLimit('0')).toEqual({ error: 'Use a number from 1 to 64.' });
+    expect(parseLimit('65')).toEqual({ error: 'Use a number from 1 to 64.' });
+    expect(parseLimit('2.5')).toEqual({ error: 'Use a whole number from 1 to 64.' });
+    expect(parseLimit('-1')).toEqual({ error: 'Use a whole number from 1 to 64.' });
+    expect(parseLimit('three')).toEqual({ error: 'Use a whole number from 1 to 64.' });
+  });
+});
+
+describe('withLimit / withTopic', () => {
+  const p: Preferences = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true } };
+
+  it('changes one field and leaves the original alone', () => {
+    expect(withLimit(p, 'helper', 8)).toEqual({ limits: { background: 3, helper: 8 }, notifications: { tasks: true, approvals: true } });
+    expect(withTopic(p, 'tasks', false)).toEqual({ limits: { background: 3, helper: 4 }, notifications: { tasks: false, approvals: true } });
+    expect(p).toEqual({ limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true } });
+  });
+});

@@ -1,0 +1,41 @@
+// The settings page's rules: what a limit may be and how a change becomes
+// the whole preferences object that SetPreferences (and PATCH) take.
+
+import { limitRange, type Preferences } from '../backend/contract';
+
+/** A limit preferences hold. */
+export type LimitKey = keyof Preferences['limits'];
+/** A notification topic preferences hold. */
+export type TopicKey = keyof Preferences['notifications'];
+
+/** The words of each notification topic (SPEC §3, Notifications). */
+export const topicLabel: Readonly<Record<TopicKey, string>> = {
+  tasks: 'When a background task finishes',
+  approvals: 'When a task needs your OK',
+};
+
+/** The words of each limit. */
+export const limitLabel: Readonly<Record<LimitKey, { label: string; explain: string }>> = {
+  background: { label: 'Background tasks at once', explain: 'The rest wait in line, first come first served.' },
+  helper: { label: 'Helpers at once', explain: 'Parts of a split job that run side by side.' },
+};
+
+/** Reads what was typed into a limit field: the number, or one sentence saying what is wrong. */
+export function parseLimit(raw: string): { value: number } | { error: string } {
+  const s = raw.trim();
+  if (s === '') return { error: `Enter a number from ${limitRange.min} to ${limitRange.max}.` };
+  if (!/^\d+$/.test(s)) return { error: `Use a whole number from ${limitRange.min} to ${limitRange.max}.` };
+  const n = Number(s);
+  if (n < limitRange.min || n > limitRange.max) return { error: `Use a number from ${limitRange.min} to ${limitRange.max}.` };
+  return { value: n };
+}
+
+/** p with one limit changed. */
+export function withLimit(p: Preferences, key: LimitKey, value: number): Preferences {
+  return { ...p, limits: { ...p.limits, [key]: value }, notifications: { ...p.notifications } };
+}
+
+/** p with one notification topic on or off. */
+export function withTopic(p: Preferences, key: TopicKey, on: boolean): Preferences {
+  return { ...p, limits: { ...p.limits }, notifications: { ...p.notifications, [key]: on } };
+}
