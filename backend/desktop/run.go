@@ -64,7 +64,7 @@ func Run(o Options) error {
 		defer close(quitDone)
 		w.quitOnSignal(sig)
 	}()
-	defer w.shutdown(nil) // when wails.Run fails before it calls OnShutdown
+	defer w.stopAll() // when wails.Run fails before it calls OnShutdown
 
 	err := wails.Run(&options.App{
 		Title:            o.Title,
@@ -121,13 +121,20 @@ func (w *window) startup(ctx context.Context) {
 	}()
 }
 
-// shutdown stops what startup started, waits for it, then runs the caller's
-// OnShutdown. Only the first call does anything.
+// shutdown stops what startup started, then runs the caller's OnShutdown.
 func (w *window) shutdown(ctx context.Context) {
+	if w.stopAll() && w.o.OnShutdown != nil {
+		w.o.OnShutdown(ctx)
+	}
+}
+
+// stopAll stops what startup started and waits for it. Only the first call
+// does anything; it reports whether it was that call.
+func (w *window) stopAll() bool {
 	w.mu.Lock()
 	if w.closing {
 		w.mu.Unlock()
-		return
+		return false
 	}
 	w.closing = true
 	close(w.closed)
@@ -137,9 +144,7 @@ func (w *window) shutdown(ctx context.Context) {
 		stop()
 	}
 	w.wg.Wait()
-	if ctx != nil && w.o.OnShutdown != nil {
-		w.o.OnShutdown(ctx)
-	}
+	return true
 }
 
 // quitOnSignal closes the window on SIGINT or SIGTERM, so `kill` ends Conch
