@@ -60,13 +60,14 @@ e2e: build ## only the browser e2e tests against build/bin/conch serve
 smoke: build ## only the desktop smoke test (Xvfb; screenshot in build/test-artifacts)
 	scripts/desktop-smoke
 
-lint: ## go vet and staticcheck (plain and desktop tags), frontend check and ESLint; reports every failure
+lint: ## go vet and staticcheck (plain and desktop tags), frontend check and ESLint, shellcheck; reports every failure
 	@rc=0; \
 	$(STEP) "go vet" go vet ./... || rc=1; \
 	$(STEP) "go vet (desktop)" go vet -tags $(GO_TAGS) ./... || rc=1; \
 	$(STEP) "staticcheck (plain and desktop tags)" sh -c 'printf "plain:\ndesktop: -tags=$(GO_TAGS)\n" | go run $(STATICCHECK) -matrix ./...' || rc=1; \
 	$(STEP) "frontend check" npm --prefix frontend run check || rc=1; \
 	$(STEP) "frontend lint" npm --prefix frontend run lint || rc=1; \
+	$(STEP) "shellcheck" shellcheck scripts/* .ci/run || rc=1; \
 	exit $$rc
 
 bench: ## run the Go benchmarks and print Conch's write paths against raw bbolt and file writes
