@@ -160,6 +160,43 @@ async function shoot(page, name) {
   await page.emulateMedia({ colorScheme: 'light' });
 }
 
+/**
+ * Calls the API with the bearer token, as another client (a notification, a script) would.
+ * @param {string} origin
+ * @param {string} token
+ * @param {string} method
+ * @param {string} path
+ * @param {unknown} [body]
+ */
+async function api(origin, token, method, path, body) {
+  /** @type {Record<string, string>} */
+  const headers = { Authorization: `Bearer ${token}` };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const res = await fetch(`${origin}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  /** @type {any} */
+  let json = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // Not every answer has a body.
+  }
+  return { status: res.status, json };
+}
+
+/**
+ * Goes to one of the app's pages through the sidebar.
+ * @param {import('playwright-core').Page} page
+ * @param {string} name
+ */
+async function visit(page, name) {
+  await page.locator(`nav a[href="#${name}"]`).click();
+  await page.getByRole('heading', { name: name.charAt(0).toUpperCase() + name.slice(1), level: 1 }).waitFor({ timeout: stepTimeout });
+}
+
+/** @param {import('playwright-core').Page} page */
+const palette = (page) => page.getByRole('dialog', { name: 'Search Conch' });
+
 /** @type {import('playwright-core').Page | undefined} */
 let currentPage;
 
@@ -258,7 +295,7 @@ async function main() {
       const c = await waitStatus(page, 'echo asked', 'needs-you', 'Needs your OK');
       const ask = c.getByRole('region', { name: 'Question' });
       await until('the question to name the command', async () => ((await ask.textContent()) ?? '').includes('echo asked'));
-      await until('the sidebar badge to count it', async () => ((await page.locator('nav .badge').textContent()) ?? '').includes('1'));
+      await until('the sidebar badge to count it', async () => ((await page.locator('nav a[href="#tasks"] .badge').textContent()) ?? '').includes('1'));
       // A second command keeps running while the first waits, for the screenshots.
       await send(page, 'for i in $(seq 20); do echo "step $i"; sleep 1; done', 'auto');
       await waitStatus(page, 'for i in $(seq 20); do echo "step $i"; sleep 1; done', 'running', 'Working');
@@ -369,6 +406,190 @@ async function main() {
       await c.getByRole('button', { name: 'Fold into one line' }).focus();
       await page.keyboard.press('Escape');
       await until('the card to fold again', async () => (await c.locator('pre').count()) === 0);
+    });
+
+    await check('Ctrl+K opens the palette; it filters and Enter on "Tasks" goes there', async () => {
+      await visit(page, 'doctor');
+      await page.keyboard.press('Control+K');
+      await palette(page).waitFor({ timeout: stepTimeout });
+      const box = palette(page).getByRole('combobox');
+      if (!(await box.evaluate((el) => el === document.activeElement))) throw new Error('the search box does not have the focus');
+      const options = palette(page).getByRole('option');
+      const all = await options.count();
+      await shoot(page, 'palette');
+      await page.keyboard.type('tsks');
+      await until('the list to narrow', async () => (await options.count()) < all && (await options.count()) > 0);
+      const first = ((await options.first().textContent()) ?? '').trim();
+      if (!first.startsWith('Tasks')) throw new Error(`the best match for "tsks" is "${first}"`);
+      await shoot(page, 'palette-filtered');
+      await page.keyboard.press('Enter');
+      await until('the palette to close', async () => (await palette(page).count()) === 0);
+      await page.getByRole('heading', { name: 'Tasks', level: 1 }).waitFor({ state: 'visible', timeout: stepTimeout });
+      if ((await page.evaluate(() => location.hash)) !== '#tasks') throw new Error(`the hash is ${await page.evaluate(() => location.hash)}`);
+    });
+
+    await check('the palette opens a task by its title, and Esc gives the focus back', async () => {
+      await visit(page, 'settings');
+      await page.keyboard.press('Control+K');
+      await palette(page).waitFor({ timeout: stepTimeout });
+      await page.keyboard.type('hello-e2e');
+      await until('the task to lead the list', async () => ((await palette(page).getByRole('option').first().textContent()) ?? '').includes('echo hello-e2e'));
+      await page.keyboard.press('Enter');
+      await until('the card to have the focus', async () => (await page.evaluate(() => document.activeElement?.getAttribute('data-task-id') ?? '')) !== '');
+      const focused = await page.evaluate(() => document.activeElement?.getAttribute('aria-labelledby') ?? '');
+      const title = await page.locator(`#${focused}`).textContent();
+      if (title !== 'echo hello-e2e') throw new Error(`the focused card is "${title}"`);
+      await page.getByRole('textbox', { name: 'Shell command' }).focus();
+      await page.keyboard.press('Control+K');
+      await palette(page).waitFor({ timeout: stepTimeout });
+      await page.keyboard.press('ArrowDown');
+      await page.keyboard.press('Escape');
+      await until('the palette to close', async () => (await palette(page).count()) === 0);
+      const back = await page.evaluate(() => document.activeElement?.id ?? '');
+      if (back !== 'composer-text') throw new Error(`focus went to "${back}", not back to the composer`);
+    });
+
+    await check('"Do it in the background" in the palette waits for text, then sends it', async () => {
+      await page.keyboard.press('Control+K');
+      await palette(page).waitFor({ timeout: stepTimeout });
+      const entry = palette(page).getByRole('option', { name: /Do it in the background/ });
+      if ((await entry.getAttribute('aria-disabled')) !== 'true') throw new Error('the entry is enabled with an empty composer');
+      await page.keyboard.press('Escape');
+      await page.getByRole('textbox', { name: 'Shell command' }).fill('echo from-palette');
+      await page.getByLabel('Mode').selectOption('auto');
+      await visit(page, 'doctor');
+      await page.keyboard.press('Control+K');
+      await page.keyboard.type('background');
+      await page.keyboard.press('Enter');
+      await waitStatus(page, 'echo from-palette', 'done', 'Done');
+    });
+
+    /** @type {string} */
+    let inboxId = '';
+    /** @type {string} */
+    let inboxAsk = '';
+    await check('the approvals page starts empty, then lists an ask-mode task', async () => {
+      await visit(page, 'approvals');
+      await page.getByText('Nothing is waiting for your OK.').waitFor({ timeout: stepTimeout });
+      await shoot(page, 'approvals-empty');
+      const created = await api(origin, token, 'POST', '/api/tasks', { text: 'echo inbox', options: { provider: 'shell', mode: 'ask', cwd: home } });
+      if (created.status !== 201) throw new Error(`creating the task answered ${created.status}`);
+      inboxId = created.json.id;
+      const item = page.locator(`[data-approval][data-task-id="${inboxId}"]`);
+      await item.waitFor({ timeout: stepTimeout });
+      const text = (await item.textContent()) ?? '';
+      if (!text.includes('echo inbox')) throw new Error(`the item does not name the command: ${text}`);
+      if (!text.includes(home)) throw new Error(`the item does not name the folder: ${text}`);
+      await until('the time left to show', async () => /\d+m \d\ds left/.test((await item.locator('[aria-label="Time left"]').textContent()) ?? ''));
+      await until('the sidebar to count it (amber)', async () => ((await page.getByTestId('approvals-badge').textContent()) ?? '').includes('1'));
+      const listed = await api(origin, token, 'GET', '/api/approvals');
+      const mine = listed.json.approvals.find((/** @type {any} */ a) => a.taskId === inboxId);
+      if (!mine) throw new Error('GET /api/approvals does not list the task');
+      inboxAsk = mine.ask.id;
+      await page.mouse.move(0, 0);
+      await shoot(page, 'approvals');
+    });
+
+    await check('Allow answers it, it leaves the list and a toast says it finished', async () => {
+      const item = page.locator(`[data-approval][data-task-id="${inboxId}"]`);
+      await item.getByRole('button', { name: 'Allow' }).click();
+      await until('the item to leave the list', async () => (await item.count()) === 0);
+      await page.getByText('Nothing is waiting for your OK.').waitFor({ timeout: stepTimeout });
+      const toast = page.locator(`.toast[data-task-id="${inboxId}"]`);
+      await toast.waitFor({ timeout: stepTimeout });
+      const text = (await toast.textContent()) ?? '';
+      if (!text.includes('echo inbox — done')) throw new Error(`the toast says "${text}"`);
+      if ((await page.getByRole('region', { name: 'Notifications' }).locator('[aria-live="polite"]').count()) !== 1) throw new Error('the toasts are not in a polite live region');
+      await toast.hover();
+      await shoot(page, 'toast');
+      await page.waitForTimeout(6500);
+      if ((await toast.count()) === 0) throw new Error('the toast went while hovered');
+      await page.mouse.move(0, 0);
+      await until('the toast to go by itself', async () => (await toast.count()) === 0, 9000);
+    });
+
+    await check('a second answer through the API is a 409 and the page stays sane', async () => {
+      const again = await api(origin, token, 'POST', `/api/tasks/${inboxId}/answer`, { askId: inboxAsk, allow: true });
+      if (again.status !== 409) throw new Error(`the second answer got ${again.status}`);
+      await page.waitForTimeout(500);
+      await page.getByText('Nothing is waiting for your OK.').waitFor({ timeout: stepTimeout });
+      if ((await page.getByRole('alert').count()) !== 0) throw new Error(`an alert shows: ${await page.getByRole('alert').first().textContent()}`);
+    });
+
+    await check('Open on a toast shows the task; no toast while the tasks page is looked at', async () => {
+      await visit(page, 'doctor');
+      const created = await api(origin, token, 'POST', '/api/tasks', { text: 'echo toast-open', options: { provider: 'shell', mode: 'auto' } });
+      const toast = page.locator(`.toast[data-task-id="${created.json.id}"]`);
+      await toast.waitFor({ timeout: stepTimeout });
+      await toast.getByRole('button', { name: 'Open' }).click();
+      await until('the card to have the focus', async () => (await page.evaluate(() => document.activeElement?.getAttribute('data-task-id') ?? '')) === created.json.id);
+      if (!(await page.evaluate(() => document.hasFocus()))) throw new Error('the test page has no focus, so this cannot be checked');
+      const quiet = await api(origin, token, 'POST', '/api/tasks', { text: 'echo quiet', options: { provider: 'shell', mode: 'auto' } });
+      await waitStatus(page, 'echo quiet', 'done', 'Done');
+      await page.waitForTimeout(600);
+      if ((await page.locator(`.toast[data-task-id="${quiet.json.id}"]`).count()) !== 0) throw new Error('a toast showed while the tasks page was in view');
+    });
+
+    await check('a new question raises a toast away from the tasks and approvals pages', async () => {
+      await visit(page, 'settings');
+      const created = await api(origin, token, 'POST', '/api/tasks', { text: 'echo toast-ask', options: { provider: 'shell', mode: 'ask' } });
+      const toast = page.locator(`.toast[data-task-id="${created.json.id}"]`);
+      await toast.waitFor({ timeout: stepTimeout });
+      if (!((await toast.textContent()) ?? '').includes('needs your OK')) throw new Error(`the toast says "${await toast.textContent()}"`);
+      await toast.getByRole('button', { name: 'Open' }).click();
+      await page.getByRole('heading', { name: 'Approvals', level: 1 }).waitFor({ timeout: stepTimeout });
+      const item = page.locator(`[data-approval][data-task-id="${created.json.id}"]`);
+      await item.getByRole('button', { name: 'Deny' }).click();
+      await until('the item to leave the list', async () => (await item.count()) === 0);
+    });
+
+    await check('the doctor page shows each check, links to Tasks and checks again', async () => {
+      await visit(page, 'doctor');
+      const tasksCheck = page.locator('[data-check="tasks"]');
+      await tasksCheck.waitFor({ timeout: stepTimeout });
+      const report = await api(origin, token, 'GET', '/api/doctor');
+      const shown = await page.locator('[data-check]').count();
+      if (shown !== report.json.checks.length) throw new Error(`${shown} checks shown, the API has ${report.json.checks.length}`);
+      const problems = report.json.checks.filter((/** @type {any} */ c) => c.level === 'warn' || c.level === 'fail').length;
+      const marked = (await page.getByTestId('doctor-mark').count()) > 0;
+      if (marked !== problems > 0) throw new Error(`the (!) marker is ${marked ? 'shown' : 'missing'} with ${problems} problems`);
+      await page.getByRole('button', { name: 'Check again' }).click();
+      await until('the check to finish', async () => !(await page.getByRole('button', { name: 'Check again' }).isDisabled()));
+      await page.mouse.move(0, 0);
+      await shoot(page, 'doctor');
+      await tasksCheck.getByRole('link', { name: 'Open Tasks' }).click();
+      await page.getByRole('heading', { name: 'Tasks', level: 1 }).waitFor({ state: 'visible', timeout: stepTimeout });
+    });
+
+    await check('settings: a switch persists across a reload, a bad limit says why', async () => {
+      await visit(page, 'settings');
+      const sw = page.getByRole('switch', { name: 'When a background task finishes' });
+      await sw.waitFor({ timeout: stepTimeout });
+      if ((await sw.getAttribute('aria-checked')) !== 'true') throw new Error('the topic starts off');
+      await sw.focus();
+      await page.keyboard.press('Space');
+      await until('the switch to turn off', async () => (await sw.getAttribute('aria-checked')) === 'false');
+      await until('the server to have it', async () => (await api(origin, token, 'GET', '/api/preferences')).json.notifications.tasks === false);
+      await page.reload();
+      await page.getByRole('heading', { name: 'Settings', level: 1 }).waitFor({ timeout: stepTimeout });
+      await until('the switch to load off', async () => (await sw.getAttribute('aria-checked', { timeout: 1000 })) === 'false');
+      const limit = page.getByLabel('Background tasks at once');
+      await limit.fill('0');
+      await limit.press('Enter');
+      await page.getByText('Use a number from 1 to 64.').waitFor({ timeout: stepTimeout });
+      await page.mouse.move(0, 0);
+      await shoot(page, 'settings');
+      await limit.fill('2');
+      await limit.press('Enter');
+      await until('the server to have limit 2', async () => (await api(origin, token, 'GET', '/api/preferences')).json.limits.background === 2);
+      if ((await page.getByText('Use a number from 1 to 64.').count()) !== 0) throw new Error('the error stayed after a good value');
+      await limit.fill('3');
+      await limit.press('Enter');
+      await sw.click();
+      await until('the switch and limit to be back', async () => {
+        const p = (await api(origin, token, 'GET', '/api/preferences')).json;
+        return p.notifications.tasks === true && p.limits.background === 3;
+      });
     });
 
     await check('the page logged no errors', async () => {

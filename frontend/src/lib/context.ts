@@ -1,13 +1,25 @@
 import { getContext, setContext } from 'svelte';
+import type { Backend } from './backend';
 import type { Clock } from './clock.svelte';
+import type { DoctorStore } from './doctor/doctor.svelte';
+import type { Draft } from './draft.svelte';
+import type { Nav } from './nav.svelte';
 import type { TasksStore } from './tasks/store.svelte';
+import type { ToastStore } from './toasts/toasts.svelte';
 
 const key = Symbol('conch');
 
 /** What the app shares with every component below it. */
 export interface AppContext {
+  backend: Backend;
   tasks: TasksStore;
   clock: Clock;
+  nav: Nav;
+  doctor: DoctorStore;
+  toasts: ToastStore;
+  draft: Draft;
+  /** Opens the ⌘K palette. */
+  openPalette: () => void;
 }
 
 /** Makes ctx available to the components below the caller. */
@@ -15,7 +27,7 @@ export function provideApp(ctx: AppContext): void {
   setContext(key, ctx);
 }
 
-/** The app's shared store and clock. */
+/** The app's shared stores. */
 export function useApp(): AppContext {
   const ctx = getContext<AppContext | undefined>(key);
   if (!ctx) throw new Error('useApp called outside App');

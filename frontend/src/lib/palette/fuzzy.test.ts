@@ -38,6 +38,12 @@ describe('fuzzyMatch', () => {
     expect(m?.positions).toEqual([6, 7]);
   });
 
+  it('falls back to the earliest letters when word starts lead nowhere', () => {
+    // From the h of "echo", the word start "e2e" has no "l" after it.
+    expect(fuzzyMatch('hello-e2e', 'echo hello-e2e')?.positions).toEqual([5, 6, 7, 8, 9, 10, 11, 12, 13]);
+    expect(fuzzyMatch('hl', 'echo hello')).not.toBeNull();
+  });
+
   it('prefers the shorter text on a tie', () => {
     expect(fuzzyMatch('doc', 'Doctor')!.score).toBeGreaterThan(fuzzyMatch('doc', 'Doctor says hello')!.score);
   });

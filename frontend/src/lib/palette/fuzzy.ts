@@ -53,38 +53,47 @@ export function fuzzyMatch(query: string, text: string): Match | null {
   const caseMatters = q !== ql;
 
   let best: Match | null = null;
-  // Try starting at every occurrence of the first character; keep the best.
+  // Try starting at every occurrence of the first character, and from each
+  // both the earliest matches and the ones that prefer word starts; keep the
+  // best score.
   for (let start = tl.indexOf(ql.charAt(0)); start !== -1; start = tl.indexOf(ql.charAt(0), start + 1)) {
-    const positions = [start];
-    let ti = start + 1;
-    let ok = true;
-    for (let qi = 1; qi < ql.length; qi++) {
-      const c = ql.charAt(qi);
-      // Prefer the next character right here (a run), else the next word
-      // start holding it, else its next occurrence at all.
-      let at = -1;
-      if (tl.charAt(ti) === c) at = ti;
-      else {
-        for (let j = ti; j < tl.length; j++) {
-          if (tl.charAt(j) === c && isWordStart(text, j)) {
-            at = j;
-            break;
-          }
-        }
-        if (at === -1) at = tl.indexOf(c, ti);
-      }
-      if (at === -1) {
-        ok = false;
-        break;
-      }
-      positions.push(at);
-      ti = at + 1;
+    const earliest = place(ql, text, tl, start, false);
+    // The earliest placement fits whenever any does: if it fails here, it fails from every later start.
+    if (earliest === null) break;
+    for (const positions of [earliest, place(ql, text, tl, start, true)]) {
+      if (positions === null) continue;
+      const score = scoreOf(q, text, positions, caseMatters);
+      if (best === null || score > best.score) best = { score, positions };
     }
-    if (!ok) break; // later starts cannot find what this one could not
-    const score = scoreOf(q, text, positions, caseMatters);
-    if (best === null || score > best.score) best = { score, positions };
   }
   return best;
+}
+
+/**
+ * Places the query's characters after the first one at start: each at its
+ * earliest occurrence, or (preferWords) right after the previous match, else
+ * at the next word start holding it, else at its earliest occurrence.
+ */
+function place(ql: string, text: string, tl: string, start: number, preferWords: boolean): number[] | null {
+  const positions = [start];
+  let ti = start + 1;
+  for (let qi = 1; qi < ql.length; qi++) {
+    const c = ql.charAt(qi);
+    let at = -1;
+    if (preferWords && tl.charAt(ti) !== c) {
+      for (let j = ti; j < tl.length; j++) {
+        if (tl.charAt(j) === c && isWordStart(text, j)) {
+          at = j;
+          break;
+        }
+      }
+    }
+    if (at === -1) at = tl.indexOf(c, ti);
+    if (at === -1) return null;
+    positions.push(at);
+    ti = at + 1;
+  }
+  return positions;
 }
 
 function scoreOf(q: string, text: string, positions: number[], caseMatters: boolean): number {
