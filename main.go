@@ -81,6 +81,33 @@ The home folder is --home, else $CONCH_HOME, else ~/.conch.
 `)
 }
 
+// flags are a subcommand's flags; every subcommand takes --home.
+type flags struct {
+	*flag.FlagSet
+	home   *string
+	stderr io.Writer
+}
+
+func newFlags(name string, stderr io.Writer) flags {
+	fl := flag.NewFlagSet(name, flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	return flags{FlagSet: fl, home: fl.String("home", "", "home folder (default $CONCH_HOME or ~/.conch)"), stderr: stderr}
+}
+
+// parse reads args and picks the home folder; code is the exit code to
+// return at once, or -1 to go on.
+func (f flags) parse(args []string) (home string, code int) {
+	if err := f.Parse(args); err != nil {
+		return "", 2
+	}
+	home, err := homeDir(*f.home)
+	if err != nil {
+		fmt.Fprintln(f.stderr, "conch:", err)
+		return "", 1
+	}
+	return home, -1
+}
+
 // homeDir picks the home folder: the flag, $CONCH_HOME, or ~/.conch.
 func homeDir(flagValue string) (string, error) {
 	h := flagValue
@@ -109,17 +136,11 @@ func assets() fs.FS {
 }
 
 func runServe(args []string, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	homeFlag := fl.String("home", "", "home folder (default $CONCH_HOME or ~/.conch)")
+	fl := newFlags("serve", stderr)
 	addr := fl.String("addr", "127.0.0.1:7420", "address to listen on; port 0 picks a free port")
-	if err := fl.Parse(args); err != nil {
-		return 2
-	}
-	home, err := homeDir(*homeFlag)
-	if err != nil {
-		fmt.Fprintln(stderr, "conch:", err)
-		return 1
+	home, code := fl.parse(args)
+	if code >= 0 {
+		return code
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -217,20 +238,13 @@ func displayAddr(a net.Addr) string {
 }
 
 func runDesktop(args []string, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("conch", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	homeFlag := fl.String("home", "", "home folder (default $CONCH_HOME or ~/.conch)")
-	if err := fl.Parse(args); err != nil {
-		return 2
-	}
 	if runtime.GOOS == "linux" && os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
 		fmt.Fprintln(stderr, "conch: no display; starting `conch serve` instead")
 		return runServe(args, stdout, stderr)
 	}
-	home, err := homeDir(*homeFlag)
-	if err != nil {
-		fmt.Fprintln(stderr, "conch:", err)
-		return 1
+	home, code := newFlags("conch", stderr).parse(args)
+	if code >= 0 {
+		return code
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -267,16 +281,9 @@ func runDesktop(args []string, stdout, stderr io.Writer) int {
 }
 
 func runDoctor(args []string, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	homeFlag := fl.String("home", "", "home folder (default $CONCH_HOME or ~/.conch)")
-	if err := fl.Parse(args); err != nil {
-		return 2
-	}
-	home, err := homeDir(*homeFlag)
-	if err != nil {
-		fmt.Fprintln(stderr, "conch:", err)
-		return 1
+	home, code := newFlags("doctor", stderr).parse(args)
+	if code >= 0 {
+		return code
 	}
 	rep, from := askRunningDoctor(home)
 	if from == "" {
