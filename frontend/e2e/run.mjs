@@ -516,6 +516,29 @@ async function main() {
       if ((await page.getByRole('alert').count()) !== 0) throw new Error(`an alert shows: ${await page.getByRole('alert').first().textContent()}`);
     });
 
+    await check('an answer that lost the race to another client says "Already answered" calmly', async () => {
+      const created = await api(origin, token, 'POST', '/api/tasks', { text: 'echo race', options: { provider: 'shell', mode: 'ask' } });
+      const id = created.json.id;
+      const item = page.locator(`[data-approval][data-task-id="${id}"]`);
+      await item.waitFor({ timeout: stepTimeout });
+      // Another client (the notification's Deny) answers first; the page's own answer then gets the server's 409.
+      await page.route(`**/api/tasks/${id}/answer`, async (route) => {
+        const task = (await api(origin, token, 'GET', `/api/tasks/${id}`)).json;
+        const first = await api(origin, token, 'POST', `/api/tasks/${id}/answer`, { askId: task.ask.id, allow: false });
+        if (first.status !== 200) throw new Error(`the first answer got ${first.status}`);
+        const second = await api(origin, token, 'POST', `/api/tasks/${id}/answer`, { askId: task.ask.id, allow: true });
+        await route.fulfill({ status: second.status, contentType: 'application/json', body: JSON.stringify(second.json) });
+      });
+      try {
+        await item.getByRole('button', { name: 'Allow' }).click();
+        await page.getByRole('status').filter({ hasText: 'Already answered: echo race' }).waitFor({ timeout: stepTimeout });
+        await until('the item to leave the list', async () => (await item.count()) === 0);
+        if ((await page.getByRole('alert').count()) !== 0) throw new Error(`an alert shows: ${await page.getByRole('alert').first().textContent()}`);
+      } finally {
+        await page.unroute(`**/api/tasks/${id}/answer`);
+      }
+    });
+
     await check('Open on a toast shows the task; no toast while the tasks page is looked at', async () => {
       await visit(page, 'doctor');
       const created = await api(origin, token, 'POST', '/api/tasks', { text: 'echo toast-open', options: { provider: 'shell', mode: 'auto' } });

@@ -28,9 +28,16 @@ export class Nav {
     return () => window.removeEventListener('hashchange', read);
   }
 
-  /** Shows page p (a no-op when it is already shown). */
-  go(p: Page): void {
+  /**
+   * Shows page p (a no-op when it is already shown). With focus, the page's
+   * heading takes the keyboard once it shows: for when what had it (the
+   * palette, a toast, a link on the page left) is going away.
+   */
+  go(p: Page, focus = false): void {
     this.page = p;
     if (typeof window !== 'undefined' && pageOf(window.location.hash) !== p) window.location.hash = p;
+    if (focus && typeof requestAnimationFrame === 'function') {
+      requestAnimationFrame(() => document.querySelector<HTMLElement>(`#${p} [data-page-heading]`)?.focus());
+    }
   }
 }
