@@ -488,6 +488,13 @@ async function main() {
       inboxAsk = mine.ask.id;
       await page.mouse.move(0, 0);
       await shoot(page, 'approvals');
+      await page.setViewportSize({ width: 420, height: 760 });
+      await shoot(page, 'approvals-narrow');
+      await page.keyboard.press('Control+K');
+      await palette(page).waitFor({ timeout: stepTimeout });
+      await shoot(page, 'palette-narrow');
+      await page.keyboard.press('Escape');
+      await page.setViewportSize({ width: 1200, height: 820 });
     });
 
     await check('Allow answers it, it leaves the list and a toast says it finished', async () => {
