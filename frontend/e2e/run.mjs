@@ -622,6 +622,39 @@ async function main() {
       });
     });
 
+    await check('app.compose sends what the composer holds (or focuses it); app.open shows the task', async () => {
+      // `conch serve` has no global shortcut or notification clicks: stand in for
+      // them by putting the events on the page's stream.
+      /** @type {import('playwright-core').WebSocketRoute[]} */
+      const sockets = [];
+      await page.routeWebSocket(/\/api\/events$/, (ws) => {
+        ws.connectToServer();
+        sockets.push(ws);
+      });
+      await page.reload();
+      await page.getByRole('heading', { level: 1 }).first().waitFor({ timeout: stepTimeout });
+      await until('the event stream to open', async () => sockets.length > 0);
+      const emit = (/** @type {unknown} */ e) => sockets[sockets.length - 1]?.send(JSON.stringify(e));
+      await visit(page, 'tasks');
+      const box = page.getByRole('textbox', { name: 'Shell command' });
+      await box.fill('echo composed');
+      await page.getByLabel('Mode').selectOption('auto');
+      await visit(page, 'settings');
+      emit({ type: 'app.compose' });
+      await waitStatus(page, 'echo composed', 'done', 'Done');
+      await until('the composer to clear and have the focus', async () => (await box.inputValue()) === '' && (await page.evaluate(() => document.activeElement?.id)) === 'composer-text');
+      await visit(page, 'doctor');
+      emit({ type: 'app.compose' });
+      await until('the empty composer to have the focus', async () => (await page.evaluate(() => document.activeElement?.id)) === 'composer-text');
+      if ((await card(page, 'echo composed').count()) !== 1) throw new Error('an empty composer sent something');
+      const tasks = (await api(origin, token, 'GET', '/api/tasks')).json.tasks;
+      const hello = tasks.find((/** @type {any} */ t) => t.text === 'echo hello-e2e');
+      await visit(page, 'approvals');
+      emit({ type: 'app.open', id: hello.id });
+      await until('the card to have the focus', async () => (await page.evaluate(() => document.activeElement?.getAttribute('data-task-id') ?? '')) === hello.id);
+      await page.unrouteAll({ behavior: 'ignoreErrors' });
+    });
+
     await check('the page logged no errors', async () => {
       // A restart drops the event stream on purpose; the browser logs that.
       const real = pageErrors.filter((m) => !/WebSocket|ERR_CONNECTION_REFUSED|Failed to load resource/.test(m));

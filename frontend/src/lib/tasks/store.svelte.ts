@@ -1,6 +1,6 @@
 // The plain Sets and Maps here are bookkeeping that no view reads.
 /* eslint-disable svelte/prefer-svelte-reactivity */
-import { SvelteMap } from 'svelte/reactivity';
+import { SvelteMap, SvelteSet } from 'svelte/reactivity';
 import type { Backend } from '../backend/backend';
 import { EventType, Kind, isActive, type Approval, type CreateTaskRequest, type Slots, type Task, type TaskEvent, type TaskList } from '../backend/contract';
 import { ApiError, toApiError } from '../backend/error';
@@ -49,6 +49,12 @@ export class TasksStore {
   readonly pending = new SvelteMap<string, Pending>();
   /** The last action's error for a task, in one sentence. */
   readonly errors = new SvelteMap<string, string>();
+  /**
+   * Tasks sent from this window. A quick one may finish before the answer to
+   * its creation arrives, so this, not having seen it working, says the
+   * person is waiting for it.
+   */
+  readonly sent = new SvelteSet<string>();
 
   /** True once the first list arrived. */
   loaded = $state(false);
@@ -231,6 +237,7 @@ export class TasksStore {
   async create(req: CreateTaskRequest): Promise<Task> {
     try {
       const t = await this.#backend.createTask(req);
+      this.sent.add(t.id);
       this.#put(t);
       return t;
     } catch (e) {

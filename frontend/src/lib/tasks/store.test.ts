@@ -181,6 +181,15 @@ describe('TasksStore', () => {
     expect(s.reveal).toEqual({ id: 'x', seq: 1 });
   });
 
+  it('remembers what this window sent, even when it finished before the answer came', async () => {
+    const b = mockBackend();
+    const s = new TasksStore(b, now);
+    s.enqueue({ type: EventType.TaskChanged, task: makeTask({ id: 'new', status: Status.Done, rev: 3 }) });
+    await s.create({ text: 'echo quick' });
+    expect(s.byId.get('new')?.status).toBe(Status.Done);
+    expect(s.sent.has('new')).toBe(true);
+  });
+
   it('notices a sign-in is needed', async () => {
     const b = mockBackend();
     b.listTasks.mockRejectedValueOnce(new ApiError('unauthorized', 'no token', 401));
