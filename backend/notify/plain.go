@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 
@@ -30,13 +31,16 @@ func (Plain) Actions() bool { return false }
 func (Plain) Close() error { return nil }
 
 // Open returns the best notifier here: D-Bus with actions on Linux when a
-// server answers, else plain notifications. The error says why D-Bus was
-// not used (nil when it was, or off Linux).
+// server answers, else plain notifications. The error says, in words for
+// the person, why D-Bus was not used (nil when it was, or off Linux).
 func Open(onAction ActionFunc) (Notifier, error) {
 	if runtime.GOOS != "linux" {
 		return Plain{}, nil
 	}
 	d, err := ConnectSession(onAction)
+	if errors.Is(err, ErrNoServer) {
+		return Plain{}, ErrNoServer // the bus's own wording helps nobody
+	}
 	if err != nil {
 		return Plain{}, err
 	}
