@@ -42,3 +42,7 @@ var reloadEvent = map[string]string{"type": "reload"}
 // bridgeBuffer is how many events the bridge may have in flight before the
 // bus drops it; the window reloads after a drop, so this only has to cover bursts.
 const bridgeBuffer = 256
+
+// singleInstanceID names the lock that keeps one Conch window per user
+// session (on Linux a name on the D-Bus session bus; see ActivateRunning).
+const singleInstanceID = "dev.conch.desktop.6b0f6a1e"

@@ -25,10 +25,6 @@ import (
 //go:embed appicon.png
 var appIcon []byte
 
-// singleInstanceID names the lock that keeps one Conch window per user
-// session (a name on the D-Bus session bus on Linux).
-const singleInstanceID = "dev.conch.desktop.6b0f6a1e"
-
 // background matches the page's light background, so the window does not
 // flash another colour before the page paints.
 var background = &options.RGBA{R: 255, G: 255, B: 255, A: 255}
