@@ -18,6 +18,9 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME   ?= 10s
 ARGS       ?=
 STEP       := scripts/step
+# In CI, run every test again: a cached pass may predate a binary that an
+# integration test starts, which go test's cache does not track.
+GOTESTFLAGS ?= -race -timeout 10m $(if $(CI),-count=1,)
 
 .PHONY: help setup build frontend run test test-go e2e smoke lint bench fuzz clean
 
@@ -43,7 +46,7 @@ run: setup build ## build and start Conch: the window with a display, else `conc
 
 test: setup ## everything CI runs: vet, Go tests (-race), frontend check and tests, build, browser e2e, desktop smoke
 	@$(STEP) "go vet" go vet ./...
-	@$(STEP) "go test -race" go test -race -timeout 10m ./...
+	@$(STEP) "go test -race" go test $(GOTESTFLAGS) ./...
 	@$(STEP) "frontend check" npm --prefix frontend run check
 	@$(STEP) "frontend test" npm --prefix frontend test
 	@$(STEP) "build" $(MAKE) --no-print-directory build
@@ -52,7 +55,7 @@ test: setup ## everything CI runs: vet, Go tests (-race), frontend check and tes
 	@echo "make test: all steps passed"
 
 test-go: ## only the Go tests, with the race detector
-	go test -race -timeout 10m ./...
+	go test $(GOTESTFLAGS) ./...
 
 e2e: build ## only the browser e2e tests against build/bin/conch serve
 	CONCH_BIN=$(CURDIR)/$(BIN) npm --prefix frontend run e2e
