@@ -22,7 +22,7 @@ STEP       := scripts/step
 # integration test starts, which go test's cache does not track.
 GOTESTFLAGS ?= -race -timeout 10m $(if $(CI),-count=1,)
 
-.PHONY: help setup build frontend run test test-go e2e smoke lint bench fuzz clean
+.PHONY: help setup build frontend run test test-go e2e smoke lint bench fuzz icon clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -79,6 +79,9 @@ bench: ## run the Go benchmarks and print Conch's write paths against raw bbolt 
 
 fuzz: ## run every Fuzz* target for FUZZTIME each (default 10s)
 	@scripts/fuzz $(FUZZTIME)
+
+icon: ## redraw the app icon (build/appicon.png and the window icon in backend/desktop)
+	scripts/icon
 
 clean: ## remove build outputs (build/bin, build/test-artifacts, frontend/dist's build)
 	rm -rf build/bin $(ARTIFACTS) build/.cache
