@@ -63,9 +63,13 @@ func Start(a Actions) (*Tray, error) {
 	var t *Tray
 	started.Do(func() {
 		t = &Tray{actions: a, done: make(chan struct{})}
-		start, end := systray.RunWithExternalLoop(t.build, func() {})
+		// systray builds the menu on a goroutine of its own; Start returns
+		// once it is built, so Update always finds the items.
+		built := make(chan struct{})
+		start, end := systray.RunWithExternalLoop(func() { t.build(); close(built) }, func() {})
 		t.end = end
 		start()
+		<-built
 	})
 	if t == nil {
 		return nil, ErrStarted
@@ -75,6 +79,8 @@ func Start(a Actions) (*Tray, error) {
 
 // build makes the menu; systray calls it once the tray is ready.
 func (t *Tray) build() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	systray.SetIcon(Icon(Counts{}))
 	systray.SetTitle("Conch")
 	systray.SetTooltip("Conch — " + Label(Counts{}))

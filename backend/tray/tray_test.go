@@ -193,23 +193,43 @@ func TestTrayFollowsTasksOverDBus(t *testing.T) {
 	defer bus.Close()
 	var mu sync.Mutex
 	tasks := []task.Task{}
-	set := func(ts ...task.Task) {
+	list := func() []task.Task { mu.Lock(); defer mu.Unlock(); return append([]task.Task(nil), tasks...) }
+	// set changes the tasks, lets Follow pick the change up from the bus,
+	// and stops it before D-Bus is read: systray's property store is not
+	// safe to read while SetIcon runs.
+	set := func(want Counts, ts ...task.Task) {
+		t.Helper()
 		mu.Lock()
 		tasks = ts
 		mu.Unlock()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { tr.Follow(ctx, bus, list); close(done) }()
 		bus.Publish(event.Event{Type: event.TaskChanged, Task: &task.Task{}})
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			tr.mu.Lock()
+			got := tr.counts
+			tr.mu.Unlock()
+			if got == want {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("tray counts %+v, want %+v", got, want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+		<-done
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go tr.Follow(ctx, bus, func() []task.Task { mu.Lock(); defer mu.Unlock(); return append([]task.Task(nil), tasks...) })
-
+	set(Counts{})
 	waitTitle("Conch")
 	if got := tooltip(); got != "Conch — Nothing running" {
 		t.Fatalf("tooltip %q", got)
 	}
 	idle := icon()
 
-	set(task.Task{ID: "a", Status: task.Running}, task.Task{ID: "b", Status: task.Running})
+	set(Counts{Working: 2}, task.Task{ID: "a", Status: task.Running}, task.Task{ID: "b", Status: task.Running})
 	waitTitle("2 working")
 	if got := tooltip(); got != "Conch — 2 working" {
 		t.Fatalf("tooltip %q", got)
@@ -219,7 +239,7 @@ func TestTrayFollowsTasksOverDBus(t *testing.T) {
 		t.Fatal("the icon did not change with the count")
 	}
 
-	set(task.Task{ID: "a", Status: task.Running}, task.Task{ID: "b", Status: task.NeedsYou, Title: "Clean", Ask: &task.Question{}})
+	set(Counts{Working: 1, NeedsYou: 1}, task.Task{ID: "a", Status: task.Running}, task.Task{ID: "b", Status: task.NeedsYou, Title: "Clean", Ask: &task.Question{}})
 	waitTitle("1 working · 1 needs your OK")
 	if got := tooltip(); got != "Conch — 1 working · 1 needs your OK" {
 		t.Fatalf("tooltip %q", got)
