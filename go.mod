@@ -8,6 +8,7 @@ require (
 	github.com/gen2brain/beeep v0.11.1
 	github.com/godbus/dbus/v5 v5.1.0
 	github.com/google/uuid v1.6.0
+	github.com/jezek/xgb v1.1.1
 	github.com/wailsapp/wails/v2 v2.9.2
 	go.etcd.io/bbolt v1.4.3
 )
