@@ -246,6 +246,10 @@ func runDesktop(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
+	// A Conch already open holds the store: show its window instead.
+	if desktop.ActivateRunning() {
+		return 0
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	app, err := openApp(ctx, home, windowed)
@@ -262,10 +266,12 @@ func runDesktop(args []string, stdout, stderr io.Writer) int {
 	}
 	defer gw.stop()
 	err = desktop.Run(desktop.Options{
-		Title:  "Conch",
-		Assets: assets(),
-		Bind:   []any{app},
-		Events: app.bus,
+		Title:   "Conch",
+		Assets:  assets(),
+		Bind:    []any{app},
+		Events:  app.bus,
+		Tasks:   func() []task.Task { tasks, _ := app.tasks.List(); return tasks },
+		OnReady: app.setDesktop,
 	})
 	if errors.Is(err, desktop.ErrUnavailable) {
 		gw.stop()

@@ -9,7 +9,9 @@ import (
 	"errors"
 	"io/fs"
 
+	"conch/backend/doctor"
 	"conch/backend/event"
+	"conch/backend/task"
 )
 
 // ErrUnavailable is returned by Run in a binary built without the desktop tag.
@@ -30,6 +32,11 @@ type Options struct {
 	OnStartup func(ctx context.Context)
 	// OnShutdown runs when the window is closing, after the event bridge stopped.
 	OnShutdown func(ctx context.Context)
+	// Tasks lists the tasks, for the tray's counts and menu (nil: no tray).
+	Tasks func() []task.Task
+	// OnReady reports how the tray and the global shortcut came up, and gives
+	// a way to bring the window forward (a notification was clicked).
+	OnReady func(tray, shortcut doctor.Feature, bringForward func())
 }
 
 // EventName is the runtime event that carries each event.Event to the page.

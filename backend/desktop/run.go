@@ -100,9 +100,6 @@ func (w *window) startup(ctx context.Context) {
 	if w.o.OnStartup != nil {
 		w.o.OnStartup(ctx)
 	}
-	if w.o.Events == nil {
-		return
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closing {
@@ -110,11 +107,14 @@ func (w *window) startup(ctx context.Context) {
 	}
 	bctx, cancel := context.WithCancel(ctx)
 	w.stop = cancel
-	w.wg.Add(1)
-	go func() {
-		defer w.wg.Done()
-		bridge(bctx, w.o.Events, func(v any) { runtime.EventsEmit(ctx, EventName, v) })
-	}()
+	if w.o.Events != nil {
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			bridge(bctx, w.o.Events, func(v any) { runtime.EventsEmit(ctx, EventName, v) })
+		}()
+	}
+	w.extras(bctx, ctx)
 }
 
 // shutdown stops what startup started, then runs the caller's OnShutdown.

@@ -3,19 +3,29 @@ package notify
 import (
 	"errors"
 	"fmt"
+	"os/exec"
 	"runtime"
 
 	"github.com/gen2brain/beeep"
 )
 
-// Plain raises a notification through beeep: macOS Notification Center,
-// Windows toasts, or notify-send. It has no tags, buttons or clicks, so
-// clicking it only dismisses it; answers are given in the app.
+// Plain raises a notification through beeep: macOS Notification Center or
+// Windows toasts; on Linux, where D-Bus had no server, it tries notify-send.
+// It has no tags, buttons or clicks, so clicking it only dismisses it;
+// answers are given in the app.
 type Plain struct{}
 
 // Send shows m as a plain notification.
 func (Plain) Send(m Message) error {
-	if err := beeep.Notify(m.Title, m.Body, ""); err != nil {
+	var err error
+	if runtime.GOOS == "linux" {
+		// Not beeep here: it closes the process's shared session-bus
+		// connection after use, which the tray icon lives on.
+		err = exec.Command("notify-send", "--app-name=Conch", m.Title, m.Body).Run()
+	} else {
+		err = beeep.Notify(m.Title, m.Body, "")
+	}
+	if err != nil {
 		return fmt.Errorf("notify %s: %w", m.Tag, err)
 	}
 	return nil

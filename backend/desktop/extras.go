@@ -1,0 +1,75 @@
+//go:build desktop
+
+package desktop
+
+import (
+	"context"
+	"errors"
+
+	"github.com/wailsapp/wails/v2/pkg/runtime"
+
+	"conch/backend/doctor"
+	"conch/backend/event"
+	"conch/backend/shortcut"
+	"conch/backend/tray"
+)
+
+// extras starts the tray icon and the global shortcut beside the window and
+// reports how they came up; both stop when ctx ends.
+func (w *window) extras(ctx, wailsCtx context.Context) {
+	bringForward := func() {
+		runtime.WindowUnminimise(wailsCtx)
+		runtime.Show(wailsCtx)
+	}
+	publish := func(e event.Event) {
+		if w.o.Events != nil {
+			w.o.Events.Publish(e)
+		}
+	}
+	trayState := doctor.Feature{Running: true}
+	if w.o.Tasks != nil {
+		ok, detail := tray.HostPresent()
+		trayState.OK, trayState.Detail = ok, detail
+		t, err := tray.Start(tray.Actions{
+			Open:     bringForward,
+			Tasks:    func() { bringForward(); publish(event.Event{Type: event.Open}) },
+			OpenTask: func(id string) { bringForward(); publish(event.Event{Type: event.Open, ID: id}) },
+			Quit:     func() { runtime.Quit(wailsCtx) },
+		})
+		if err != nil {
+			trayState.OK, trayState.Detail = false, err.Error()
+		} else {
+			w.wg.Add(1)
+			go func() {
+				defer w.wg.Done()
+				if w.o.Events != nil {
+					t.Follow(ctx, w.o.Events, w.o.Tasks)
+				}
+				<-ctx.Done()
+				t.Stop()
+			}()
+		}
+	}
+
+	keys := doctor.Feature{Running: true, OK: true, Detail: shortcut.Name + " is Conch's"}
+	s, err := shortcut.Listen(func() {
+		bringForward()
+		publish(event.Event{Type: event.Compose})
+	})
+	switch {
+	case err == nil:
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			<-ctx.Done()
+			_ = s.Close()
+		}()
+	case errors.Is(err, shortcut.ErrTaken):
+		keys.OK, keys.Detail = false, err.Error()
+	default:
+		keys.OK, keys.Detail = false, err.Error()+"; it still works inside Conch's window"
+	}
+	if w.o.OnReady != nil {
+		w.o.OnReady(trayState, keys, bringForward)
+	}
+}
