@@ -47,3 +47,5 @@ require (
 	golang.org/x/sys v0.30.0 // indirect
 	golang.org/x/text v0.15.0 // indirect
 )
+
+ignore ./frontend/node_modules

@@ -572,7 +572,7 @@ func TestPreferencesSetTheLimits(t *testing.T) {
 	resp, b = e.do(t, req{method: "PATCH", path: "/api/preferences", body: `{"theme":"pink"}`})
 	wantError(t, resp, b, 400, "unknown_field")
 	resp, b = e.do(t, req{method: "GET", path: "/api/preferences"})
-	if err := json.Unmarshal(b, &p); err != nil || p.Limits.Background != 1 || p.Limits.Helper != 4 {
+	if err := json.Unmarshal(b, &p); err != nil || resp.StatusCode != 200 || p.Limits.Background != 1 || p.Limits.Helper != 4 {
 		t.Fatalf("refused patches changed preferences: %s", b)
 	}
 }

@@ -119,6 +119,7 @@ func finishCause(ctx context.Context, runErr error) error {
 	return runErr
 }
 
+//lint:ignore ST1005 the task's reason, shown to the person as a sentence
 var errInterrupted = errors.New(InterruptedReason)
 
 // finish writes the run's final status.

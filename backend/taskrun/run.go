@@ -47,7 +47,9 @@ type Outcome struct {
 }
 
 // Sentinel errors an executor may return; the runner turns them into the
-// task's reason.
+// task's reason, which the person reads as it is.
+//
+//lint:file-ignore ST1005 these errors are the task's reasons, written as the card shows them
 var (
 	// ErrDeclined is returned when the person answered a question with Deny.
 	ErrDeclined = errors.New("You declined")
