@@ -40,6 +40,10 @@ func (r *Runner) run(ctx context.Context, e *entry, kind task.Kind) {
 		// Stopped or deleted between dequeue and start: nothing to run.
 		return
 	}
+	if ctx.Err() != nil { // stopped (or Conch closing) as it started
+		r.finish(e, nil, Outcome{}, finishCause(ctx, ctx.Err()))
+		return
+	}
 	ex := r.cfg.Executors[started.Provider]
 	if ex == nil {
 		r.finish(e, nil, Outcome{}, fmt.Errorf("provider %q is not available", started.Provider))

@@ -392,7 +392,9 @@ func (r *Runner) StopTask(id string) (task.Task, error) {
 		return t, err
 	}
 	e.mu.Lock()
-	if !e.t.Status.Active() || e.cancel == nil {
+	// A task just taken from the queue has its run (and cancel) before it
+	// is marked running: stopping it then stops that run.
+	if e.cancel == nil || !(e.t.Status.Active() || e.t.Status == task.Queued) {
 		t := e.t.Clone()
 		e.mu.Unlock()
 		return t, fmt.Errorf("stop task %s: it is %s: %w", id, t.Status, task.ErrInvalidTransition)
