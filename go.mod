@@ -11,6 +11,7 @@ require (
 	github.com/jezek/xgb v1.1.1
 	github.com/wailsapp/wails/v2 v2.9.2
 	go.etcd.io/bbolt v1.4.3
+	golang.design/x/hotkey v0.6.1
 )
 
 require (
