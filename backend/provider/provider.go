@@ -1,0 +1,189 @@
+// Package provider is what answers a chat: the interface every kind of
+// provider implements (model APIs, coding-agent CLIs), their events and
+// their errors. One subpackage per kind (openai, anthropic, agentcli); the
+// built-in shell runs tasks through backend/taskrun instead.
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"conch/backend/task"
+)
+
+// Category says what kind of helper a provider is, for the person and for
+// the assistant's system prompt.
+type Category string
+
+const (
+	// CodingAgent runs its own tools (Claude Code, Codex, Gemini CLI).
+	CodingAgent Category = "coding-agent"
+	// LocalModel is a model on this computer (Ollama, LM Studio, llama.cpp).
+	LocalModel Category = "local-model"
+	// ChatOnly is a hosted model reached over an API.
+	ChatOnly Category = "chat-only"
+)
+
+// Models are a provider's models.
+type Models struct {
+	// Default is used when a chat names none.
+	Default string `json:"default"`
+	// Fast is the provider's small model (delegate parts use it by default).
+	Fast string `json:"fast"`
+	// List is every model the provider offers now.
+	List []string `json:"list"`
+}
+
+// Info describes a provider as it stands now.
+type Info struct {
+	ID       string   `json:"id"`
+	Name     string   `json:"name"`
+	Kind     string   `json:"kind"` // openai, anthropic, claude-code, codex, gemini
+	Category Category `json:"category"`
+	Ready    bool     `json:"ready"`
+	// Reason says why it is not ready, in the provider's own words when it
+	// gave any ("Not logged in · Please run /login").
+	Reason string `json:"reason,omitempty"`
+	Models Models `json:"models"`
+	// CanAsk reports whether it stops to ask before each side effect (model
+	// APIs: Conch runs the tools, so yes; CLIs: only when their asks are
+	// routed to Conch). One that cannot is never handed a task or helper.
+	CanAsk bool `json:"canAsk"`
+}
+
+// Role is who said a message.
+type Role string
+
+const (
+	User      Role = "user"
+	Assistant Role = "assistant"
+	// ToolRole carries a tool's result back to the model.
+	ToolRole Role = "tool"
+)
+
+// ToolCall is the model asking Conch to run a tool.
+type ToolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// Message is one turn of the conversation sent to a provider.
+type Message struct {
+	Role Role   `json:"role"`
+	Text string `json:"text,omitempty"`
+	// ToolCalls are the calls an assistant message made.
+	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+	// ToolCallID and IsError are set on a tool result.
+	ToolCallID string `json:"toolCallId,omitempty"`
+	IsError    bool   `json:"isError,omitempty"`
+}
+
+// ToolSpec declares a tool to the model; Schema is a JSON Schema object.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Schema      json.RawMessage `json:"schema"`
+}
+
+// Request is one provider call: the whole conversation so far.
+type Request struct {
+	Model    string
+	System   string
+	Messages []Message
+	Tools    []ToolSpec
+	// Mode and Cwd matter to coding-agent CLIs, which run their own tools.
+	Mode task.Mode
+	Cwd  string
+	// Ask routes a CLI's permission question to Conch (nil: none may ask).
+	Ask func(ctx context.Context, tool, detail string) (bool, error)
+}
+
+// EventKind names a streamed event.
+type EventKind string
+
+const (
+	// TextDelta is a piece of the assistant's reply (Text).
+	TextDelta EventKind = "text"
+	// ToolCallEvent is a complete tool call for Conch to run (Call).
+	ToolCallEvent EventKind = "tool-call"
+	// StepEvent is something a coding agent did itself, past tense (Text),
+	// e.g. "Read go.mod", "Ran go test ./...".
+	StepEvent EventKind = "step"
+	// UsageEvent reports tokens used so far (Usage; later ones overwrite).
+	UsageEvent EventKind = "usage"
+	// DoneEvent ends the stream normally (StopReason).
+	DoneEvent EventKind = "done"
+	// ErrorEvent ends the stream with Err (see the errors below).
+	ErrorEvent EventKind = "error"
+)
+
+// Usage is what a call used, for the budget.
+type Usage struct {
+	InputTokens      int     `json:"inputTokens"`
+	OutputTokens     int     `json:"outputTokens"`
+	CacheReadTokens  int     `json:"cacheReadTokens,omitempty"`
+	CacheWriteTokens int     `json:"cacheWriteTokens,omitempty"`
+	CostUSD          float64 `json:"costUsd,omitempty"` // when the provider says (CLIs)
+}
+
+// Event is one thing a stream says. The last event is DoneEvent or
+// ErrorEvent, then the channel closes.
+type Event struct {
+	Kind       EventKind
+	Text       string
+	Call       *ToolCall
+	Usage      *Usage
+	StopReason string
+	Err        error
+}
+
+// Provider is one connected provider.
+type Provider interface {
+	// Info says what it is and whether it is ready now; it may probe
+	// (list models, run `claude auth status`) and should be quick.
+	Info(ctx context.Context) Info
+	// Stream sends req and streams the reply until a DoneEvent or an
+	// ErrorEvent, closing the channel after it. Cancelling ctx stops the
+	// call at once (the stream ends with ctx's error). An error returned
+	// here means nothing was sent.
+	Stream(ctx context.Context, req Request) (<-chan Event, error)
+}
+
+// Errors a provider reports; wrap them (fmt.Errorf("...: %w", ErrX)) or
+// return a *LimitError, and callers test with errors.Is / errors.As.
+var (
+	// ErrLimit is a usage limit or quota: a 429 with such a reason, a CLI's
+	// limit message. Not retried; another provider may carry on.
+	ErrLimit = errors.New("usage limit reached")
+	// ErrOverload is transient (Anthropic 529, a rate limit that says to
+	// try again shortly).
+	ErrOverload = errors.New("provider overloaded")
+	// ErrNotReady: not running, not installed, model not pulled.
+	ErrNotReady = errors.New("provider not ready")
+	// ErrAuth: a missing or refused key, a logged-out CLI.
+	ErrAuth = errors.New("provider refused the credentials")
+	// ErrProtocol: the provider sent something that cannot be read.
+	ErrProtocol = errors.New("provider sent something unreadable")
+)
+
+// LimitError is ErrLimit with what is known of it.
+type LimitError struct {
+	// Until is when the limit resets, if the provider said.
+	Until time.Time
+	// Message is the provider's own words.
+	Message string
+}
+
+func (e *LimitError) Error() string {
+	if !e.Until.IsZero() {
+		return fmt.Sprintf("usage limit reached until %s: %s", e.Until.Format(time.RFC3339), e.Message)
+	}
+	return "usage limit reached: " + e.Message
+}
+
+// Is makes errors.Is(err, ErrLimit) true.
+func (e *LimitError) Is(target error) bool { return target == ErrLimit }
