@@ -38,11 +38,16 @@ var (
 	bucketMeta  = []byte("meta")
 	bucketTasks = []byte("tasks")
 	bucketPrefs = []byte("prefs")
+	bucketConvs = []byte("conversations")
+	// bucketMsgs keys each message by its conversation's id, a zero byte
+	// and its big-endian seq, so one conversation's messages are adjacent
+	// and in order.
+	bucketMsgs = []byte("messages")
 
 	keySchema = []byte("schema")
 	keyPrefs  = []byte("preferences")
 
-	buckets = [][]byte{bucketMeta, bucketTasks, bucketPrefs}
+	buckets = [][]byte{bucketMeta, bucketTasks, bucketPrefs, bucketConvs, bucketMsgs}
 )
 
 // Bolt is the bbolt-backed Store. All writes go through one goroutine that

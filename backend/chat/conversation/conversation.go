@@ -1,0 +1,146 @@
+// Package conversation holds a chat's stored record and its append-only
+// messages, in the JSON shape the API and the bindings use. Pure: no I/O, so
+// the store, the chat engine and the event bus can all share it.
+package conversation
+
+import (
+	"encoding/json"
+	"time"
+
+	"conch/backend/task"
+)
+
+// OriginKind says where a conversation came from.
+type OriginKind string
+
+const (
+	// FromChat is a chat the person started; it shows in the chat list.
+	FromChat OriginKind = "chat"
+	// FromTask is a task's own chat; it stays out of the chat list.
+	FromTask OriginKind = "task"
+)
+
+// Origin is where a conversation came from.
+type Origin struct {
+	Kind   OriginKind `json:"kind"`
+	TaskID string     `json:"taskId,omitempty"`
+}
+
+// Ask is a permission question waiting for the person (or, on an ask
+// message that carries Answer, how it was settled).
+type Ask struct {
+	ID string `json:"id"`
+	// CallID is the tool call the question is about.
+	CallID    string    `json:"callId"`
+	Tool      string    `json:"tool"`
+	Detail    string    `json:"detail"`
+	AskedAt   time.Time `json:"askedAt"`
+	ExpiresAt time.Time `json:"expiresAt"`
+	// Answer is empty on the question and set on the message that settles
+	// it: allowed, declined, timed-out or stopped.
+	Answer Answer `json:"answer,omitempty"`
+}
+
+// Answer is how an ask was settled.
+type Answer string
+
+const (
+	// Allowed: the person allowed it.
+	Allowed Answer = "allowed"
+	// Declined: the person denied it.
+	Declined Answer = "declined"
+	// TimedOut: nobody answered within the ask timeout (denied).
+	TimedOut Answer = "timed-out"
+	// Stopped: the turn was stopped (or Conch closed) while it waited.
+	Stopped Answer = "stopped"
+)
+
+// Conversation is one chat's record. Its messages are stored apart.
+type Conversation struct {
+	ID       string    `json:"id"`
+	Title    string    `json:"title"`
+	Origin   Origin    `json:"origin"`
+	Provider string    `json:"provider"`
+	Model    string    `json:"model"`
+	Mode     task.Mode `json:"mode"`
+	Cwd      string    `json:"cwd"`
+	// Tainted is set by the guard when outside content came in; only the
+	// person clears it.
+	Tainted bool `json:"tainted"`
+	// Spent is what the chat has cost so far, in USD.
+	Spent float64 `json:"spent"`
+	// Limit is the most the chat may spend, in USD; 0 means no limit.
+	Limit float64 `json:"limit"`
+	// Running is true while a turn runs.
+	Running bool `json:"running"`
+	// Ask is the pending permission question, if any.
+	Ask *Ask `json:"ask"`
+	// LastSeq is the seq of the newest message (0: none yet).
+	LastSeq   uint64    `json:"lastSeq"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	// Rev increases by one on every change; keep the highest seen.
+	Rev int64 `json:"rev"`
+}
+
+// Clone returns a copy that shares nothing mutable with c.
+func (c Conversation) Clone() Conversation {
+	if c.Ask != nil {
+		a := *c.Ask
+		c.Ask = &a
+	}
+	return c
+}
+
+// Kind says what a message is.
+type Kind string
+
+const (
+	// User is what the person wrote.
+	User Kind = "user"
+	// Assistant is the model's reply text.
+	Assistant Kind = "assistant"
+	// ToolCallKind is the model asking to run a tool (ToolCall).
+	ToolCallKind Kind = "tool-call"
+	// ToolResultKind is what a tool gave back (ToolResult).
+	ToolResultKind Kind = "tool-result"
+	// AskKind is a permission question, or its answer (Ask).
+	AskKind Kind = "ask"
+	// TaskEvent is a task's status change, shown as a card.
+	TaskEvent Kind = "task-event"
+	// Notice is Conch speaking: why a turn stopped, errors, limits.
+	Notice Kind = "notice"
+)
+
+// ToolCall is one call the model made.
+type ToolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	// Effect is the tool's side effect: none, edit, command or network.
+	Effect string `json:"effect"`
+	// Title says what it does, for a compact step ("Read go.mod").
+	Title string `json:"title"`
+}
+
+// ToolResult is what a call gave back to the model.
+type ToolResult struct {
+	CallID  string `json:"callId"`
+	Name    string `json:"name"`
+	Output  string `json:"output"`
+	IsError bool   `json:"isError"`
+}
+
+// Message is one entry of a conversation. Messages are append-only: a
+// message is never changed once stored.
+type Message struct {
+	ID             string      `json:"id"`
+	ConversationID string      `json:"conversationId"`
+	Seq            uint64      `json:"seq"`
+	Kind           Kind        `json:"kind"`
+	Text           string      `json:"text,omitempty"`
+	ToolCall       *ToolCall   `json:"toolCall,omitempty"`
+	ToolResult     *ToolResult `json:"toolResult,omitempty"`
+	Ask            *Ask        `json:"ask,omitempty"`
+	CreatedAt      time.Time   `json:"createdAt"`
+}

@@ -1,0 +1,181 @@
+package store
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	bolt "go.etcd.io/bbolt"
+
+	"conch/backend/chat/conversation"
+)
+
+// Conversations is the part of the store that keeps chats and their
+// append-only messages. *Bolt implements it.
+type Conversations interface {
+	// Conversation returns one conversation, or ErrNotFound.
+	Conversation(id string) (conversation.Conversation, error)
+	// Conversations returns every conversation, oldest (CreatedAt, then ID)
+	// first.
+	Conversations() ([]conversation.Conversation, error)
+	// PutConversation writes c and appends msgs in one transaction; when it
+	// returns nil, all of it is durable.
+	PutConversation(c conversation.Conversation, msgs ...conversation.Message) error
+	// Messages returns up to limit messages of a conversation with seq
+	// below before (0: from the newest), oldest first, and whether older
+	// ones remain.
+	Messages(conversationID string, before uint64, limit int) ([]conversation.Message, bool, error)
+}
+
+var _ Conversations = (*Bolt)(nil)
+
+// messageKey is the key of a message: the conversation's id, a zero byte and
+// the big-endian seq.
+func messageKey(conversationID string, seq uint64) []byte {
+	k := make([]byte, 0, len(conversationID)+9)
+	k = append(k, conversationID...)
+	k = append(k, 0)
+	return binary.BigEndian.AppendUint64(k, seq)
+}
+
+// Conversation returns the conversation with id, or an error matching
+// ErrNotFound.
+func (b *Bolt) Conversation(id string) (conversation.Conversation, error) {
+	var c conversation.Conversation
+	err := b.view(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketConvs).Get([]byte(id))
+		if v == nil {
+			return ErrNotFound
+		}
+		var err error
+		c, err = decodeConversation([]byte(id), v)
+		return err
+	})
+	if err != nil {
+		return conversation.Conversation{}, fmt.Errorf("get conversation %s: %w", id, err)
+	}
+	return c, nil
+}
+
+// Conversations returns every conversation, oldest (CreatedAt, then ID)
+// first. Records that cannot be decoded are left out and named in an error
+// matching ErrCorrupt, returned with the others.
+func (b *Bolt) Conversations() ([]conversation.Conversation, error) {
+	cs := []conversation.Conversation{}
+	var bad []error
+	err := b.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketConvs).ForEach(func(k, v []byte) error {
+			c, err := decodeConversation(k, v)
+			if err != nil {
+				bad = append(bad, err)
+				return nil
+			}
+			cs = append(cs, c)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list conversations: %w", err)
+	}
+	slices.SortFunc(cs, func(a, b conversation.Conversation) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	if len(bad) > 0 {
+		return cs, fmt.Errorf("list conversations: %d unreadable: %w", len(bad), errors.Join(bad...))
+	}
+	return cs, nil
+}
+
+// PutConversation writes c and appends msgs in one transaction. Every
+// message must belong to c and carry a seq above 0; the caller numbers
+// them (c.LastSeq is the newest).
+func (b *Bolt) PutConversation(c conversation.Conversation, msgs ...conversation.Message) error {
+	if c.ID == "" {
+		return errors.New("put conversation: empty id")
+	}
+	v, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("put conversation %s: encode: %w", c.ID, err)
+	}
+	ops := []op{{bucket: bucketConvs, key: []byte(c.ID), value: v}}
+	for _, m := range msgs {
+		if m.ConversationID != c.ID || m.Seq == 0 {
+			return fmt.Errorf("put conversation %s: message %q has conversation %q and seq %d", c.ID, m.ID, m.ConversationID, m.Seq)
+		}
+		mv, err := json.Marshal(m)
+		if err != nil {
+			return fmt.Errorf("put conversation %s: encode message %d: %w", c.ID, m.Seq, err)
+		}
+		ops = append(ops, op{bucket: bucketMsgs, key: messageKey(c.ID, m.Seq), value: mv})
+	}
+	if err := b.submit(ops...); err != nil {
+		return fmt.Errorf("put conversation %s: %w", c.ID, err)
+	}
+	return nil
+}
+
+// Messages returns up to limit messages of the conversation with seq below
+// before (before 0: from the newest), oldest first, and whether older ones
+// remain. limit <= 0 returns them all.
+func (b *Bolt) Messages(conversationID string, before uint64, limit int) ([]conversation.Message, bool, error) {
+	msgs := []conversation.Message{}
+	more := false
+	prefix := append([]byte(conversationID), 0)
+	err := b.view(func(tx *bolt.Tx) error {
+		cur := tx.Bucket(bucketMsgs).Cursor()
+		var k, v []byte
+		if before == 0 {
+			// The first key past this conversation's range, then step back.
+			k, v = cur.Seek(append([]byte(conversationID), 1))
+			if k == nil {
+				k, v = cur.Last()
+			} else {
+				k, v = cur.Prev()
+			}
+		} else {
+			k, _ = cur.Seek(messageKey(conversationID, before))
+			if k == nil {
+				k, v = cur.Last()
+			} else {
+				k, v = cur.Prev()
+			}
+		}
+		for ; k != nil && bytes.HasPrefix(k, prefix); k, v = cur.Prev() {
+			if limit > 0 && len(msgs) == limit {
+				more = true
+				break
+			}
+			var m conversation.Message
+			if err := json.Unmarshal(v, &m); err != nil {
+				return fmt.Errorf("decode message %x: %w: %w", k, ErrCorrupt, err)
+			}
+			msgs = append(msgs, m)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("list messages of %s: %w", conversationID, err)
+	}
+	slices.Reverse(msgs)
+	return msgs, more, nil
+}
+
+// decodeConversation decodes a stored conversation, refusing one stored
+// under another id's key.
+func decodeConversation(key, value []byte) (conversation.Conversation, error) {
+	var c conversation.Conversation
+	if err := json.Unmarshal(value, &c); err != nil {
+		return conversation.Conversation{}, fmt.Errorf("decode conversation %q: %w: %w", key, ErrCorrupt, err)
+	}
+	if !bytes.Equal([]byte(c.ID), key) {
+		return conversation.Conversation{}, fmt.Errorf("decode conversation %q: %w: record says id %q", key, ErrCorrupt, c.ID)
+	}
+	return c, nil
+}
