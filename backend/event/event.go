@@ -8,6 +8,7 @@ package event
 import (
 	"sync"
 
+	"conch/backend/chat/conversation"
 	"conch/backend/task"
 )
 
@@ -27,13 +28,36 @@ const (
 	Compose Type = "app.compose"
 	// Reload tells a surface it missed events: reload what it shows.
 	Reload Type = "reload"
+	// ConversationChanged carries the whole conversation (without its
+	// messages) after a change was committed.
+	ConversationChanged Type = "conversation.changed"
+	// MessageAdded carries a message after it was committed.
+	MessageAdded Type = "message.added"
+	// MessageDelta carries a piece of an assistant reply as it streams
+	// (Delta). It is not stored: the whole reply follows as MessageAdded
+	// with the same message id.
+	MessageDelta Type = "message.delta"
 )
+
+// Delta is a piece of an assistant reply that is still streaming. Pieces of
+// one reply share MessageID and come in order; append them.
+type Delta struct {
+	ConversationID string `json:"conversationId"`
+	MessageID      string `json:"messageId"`
+	Text           string `json:"text"`
+}
 
 // Event is one change, in the JSON shape sent to clients.
 type Event struct {
 	Type Type       `json:"type"`
 	Task *task.Task `json:"task,omitempty"`
 	ID   string     `json:"id,omitempty"`
+	// Conversation is set on conversation.changed.
+	Conversation *conversation.Conversation `json:"conversation,omitempty"`
+	// Message is set on message.added.
+	Message *conversation.Message `json:"message,omitempty"`
+	// Delta is set on message.delta.
+	Delta *Delta `json:"delta,omitempty"`
 }
 
 // Bus fans events out to subscribers without ever waiting on one.

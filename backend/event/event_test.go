@@ -1,9 +1,11 @@
 package event
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
+	"conch/backend/chat/conversation"
 	"conch/backend/task"
 )
 
@@ -64,4 +66,21 @@ func TestCloseEndsSubscriptions(t *testing.T) {
 	<-s2.Done()
 	<-b.Subscribe(1).Done()
 	b.Publish(Event{Type: TaskDeleted}) // no subscribers, must not panic
+}
+
+func TestChatEventShapes(t *testing.T) {
+	for _, tc := range []struct {
+		e    Event
+		want string
+	}{
+		{Event{Type: MessageDelta, Delta: &Delta{ConversationID: "c", MessageID: "m", Text: "Hel"}},
+			`{"type":"message.delta","delta":{"conversationId":"c","messageId":"m","text":"Hel"}}`},
+		{Event{Type: MessageAdded, Message: &conversation.Message{ID: "m", ConversationID: "c", Seq: 3, Kind: conversation.Notice, Text: "Stopped.", CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}},
+			`{"type":"message.added","message":{"id":"m","conversationId":"c","seq":3,"kind":"notice","text":"Stopped.","createdAt":"2026-01-02T03:04:05Z"}}`},
+	} {
+		b, err := json.Marshal(tc.e)
+		if err != nil || string(b) != tc.want {
+			t.Errorf("got %s (%v)\nwant %s", b, err, tc.want)
+		}
+	}
 }
