@@ -1,0 +1,555 @@
+// Package agentcli runs coding-agent CLIs (Claude Code, Codex, Gemini CLI)
+// as providers: one process per request, started in the request's folder
+// in a process group of its own, whose JSON-lines output is mapped to
+// provider events (replies as text, the agent's own tool use as steps).
+//
+// Reading the output: every line is one JSON object. An empty line, or a
+// line that does not start with '{', is noise (a CLI's warning printed to
+// stdout) and is skipped; a line that starts with '{' but is not valid
+// JSON ends the stream with provider.ErrProtocol. Unknown types are
+// ignored. Lines may be of any length.
+//
+// The transcript: the CLIs take one prompt, so a conversation of several
+// turns is sent as one user message, the earlier turns first as context
+// text (see prompt), the last user message after them. The system prompt,
+// when there is one, leads that text.
+package agentcli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"conch/backend/provider"
+	"conch/backend/task"
+)
+
+// The CLIs are providers.
+var (
+	_ provider.Provider = (*Claude)(nil)
+	_ provider.Provider = (*Codex)(nil)
+	_ provider.Provider = (*Gemini)(nil)
+)
+
+// StopGrace is how long a cancelled CLI gets between SIGTERM and SIGKILL.
+const StopGrace = 5 * time.Second
+
+// probeTimeout bounds a login probe such as `claude auth status`.
+const probeTimeout = 3 * time.Second
+
+// ErrNeedsAsk is returned by Stream for a mode that needs asking (ask,
+// edits) on a CLI that cannot route its questions to Conch.
+var ErrNeedsAsk = errors.New("this CLI cannot ask before a side effect, so it runs only in plan or auto mode")
+
+// Config is one configured CLI provider.
+type Config struct {
+	// ID and Name identify the provider in Conch.
+	ID   string
+	Name string
+	// Binary is the CLI's path, or a name looked up on PATH; empty uses
+	// the CLI's usual name (claude, codex, gemini).
+	Binary string
+	// Env holds extra KEY=VALUE pairs added to Conch's environment.
+	Env []string
+	// Model is the default model; empty leaves the choice to the CLI.
+	Model string
+	// Grace overrides StopGrace (tests).
+	Grace time.Duration
+}
+
+// lookPath finds the binary, honouring a PATH given in Env.
+func (c Config) lookPath(name string) (string, error) {
+	bin := c.Binary
+	if bin == "" {
+		bin = name
+	}
+	if strings.ContainsRune(bin, filepath.Separator) {
+		if _, err := os.Stat(bin); err != nil {
+			return "", err
+		}
+		return bin, nil
+	}
+	if path, ok := c.getenv("PATH"); ok {
+		for _, dir := range filepath.SplitList(path) {
+			if dir == "" {
+				dir = "."
+			}
+			full := filepath.Join(dir, bin)
+			if st, err := os.Stat(full); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+				return full, nil
+			}
+		}
+		return "", exec.ErrNotFound
+	}
+	return exec.LookPath(bin)
+}
+
+// getenv reads a variable from Env, or else from Conch's environment.
+func (c Config) getenv(key string) (string, bool) {
+	for i := len(c.Env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(c.Env[i], "="); ok && k == key {
+			return v, true
+		}
+	}
+	return os.LookupEnv(key)
+}
+
+func (c Config) environ() []string { return append(os.Environ(), c.Env...) }
+
+func (c Config) grace() time.Duration {
+	if c.Grace > 0 {
+		return c.Grace
+	}
+	return StopGrace
+}
+
+// model picks the request's model, else the configured one.
+func (c Config) model(req provider.Request) string {
+	if req.Model != "" {
+		return req.Model
+	}
+	return c.Model
+}
+
+// notFound is the reason a missing binary gives.
+func notFound(bin, product string) string {
+	return fmt.Sprintf("%s was not found on PATH; install %s", bin, product)
+}
+
+// mode returns the request's mode, plan when none is set.
+func mode(req provider.Request) task.Mode {
+	if req.Mode == "" {
+		return task.Plan
+	}
+	return req.Mode
+}
+
+// probe runs a cheap status command with a timeout. ok is false when it
+// could not tell (it did not start or ran out of time).
+func probe(ctx context.Context, cfg Config, bin string, args ...string) (code int, out string, ok bool) {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = cfg.environ()
+	cmd.SysProcAttr = sysProcAttr()
+	cmd.Cancel = func() error {
+		signalGroup(cmd.Process.Pid, syscall.SIGKILL)
+		return nil
+	}
+	cmd.WaitDelay = time.Second
+	var buf bytes.Buffer
+	cmd.Stdout = &buf
+	cmd.Stderr = &buf
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return 0, "", false
+	}
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		return 0, "", false
+	}
+	return cmd.ProcessState.ExitCode(), strings.TrimSpace(buf.String()), true
+}
+
+// firstLine returns s's first non-empty line, or fallback.
+func firstLine(s, fallback string) string {
+	for _, line := range strings.Split(s, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			return line
+		}
+	}
+	return fallback
+}
+
+// prompt turns the conversation into the one text the CLI is given: the
+// system prompt, the earlier turns labelled by speaker, then the last user
+// message. A single user message with no system prompt is sent as is.
+func prompt(req provider.Request) string {
+	msgs := req.Messages
+	last := ""
+	if n := len(msgs); n > 0 && msgs[n-1].Role == provider.User {
+		last = msgs[n-1].Text
+		msgs = msgs[:n-1]
+	}
+	if len(msgs) == 0 && req.System == "" {
+		return last
+	}
+	var b strings.Builder
+	if req.System != "" {
+		b.WriteString(strings.TrimSpace(req.System))
+		b.WriteString("\n\n")
+	}
+	if len(msgs) > 0 {
+		b.WriteString("Earlier in this conversation:\n\n")
+		for _, m := range msgs {
+			switch m.Role {
+			case provider.User:
+				b.WriteString("User: " + m.Text + "\n\n")
+			case provider.Assistant:
+				if m.Text != "" {
+					b.WriteString("Assistant: " + m.Text + "\n\n")
+				}
+				for _, c := range m.ToolCalls {
+					fmt.Fprintf(&b, "Assistant used %s: %s\n\n", c.Name, c.Arguments)
+				}
+			case provider.ToolRole:
+				label := "Tool result"
+				if m.IsError {
+					label = "Tool error"
+				}
+				b.WriteString(label + ": " + m.Text + "\n\n")
+			}
+		}
+		b.WriteString("The user now says:\n\n")
+	}
+	b.WriteString(last)
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// handler reads one CLI's lines. line is called for every JSON object
+// line in order, from one goroutine; a non-nil error ends the stream with
+// it (and stops the CLI). finish gives the last event once the CLI has
+// exited and its output is read.
+type handler interface {
+	line(raw []byte) error
+	finish(exit exitStatus) provider.Event
+}
+
+// exitStatus is how the CLI ended.
+type exitStatus struct {
+	code   int    // -1 when killed by a signal
+	signal string // the signal's name when killed
+	stderr string // the last lines it wrote on stderr
+}
+
+// failure describes an exit with no outcome on stdout, for an error.
+func (e exitStatus) failure(name string) error {
+	var msg string
+	if e.signal != "" {
+		msg = fmt.Sprintf("%s was killed by %s", name, e.signal)
+	} else {
+		msg = fmt.Sprintf("%s exited with code %d", name, e.code)
+	}
+	if e.stderr != "" {
+		msg += ": " + e.stderr
+	}
+	return errors.New(msg)
+}
+
+// proc is one running CLI.
+type proc struct {
+	name  string
+	cmd   *exec.Cmd
+	out   *bufio.Reader
+	errs  *tail
+	grace time.Duration
+
+	stdin     io.WriteCloser
+	stdinMu   sync.Mutex
+	stdinDone bool
+
+	exited chan struct{} // closed once the process has been waited for
+	stop   sync.Once
+}
+
+// start starts the CLI in dir with input written on its stdin; stdin is
+// closed after it unless keepStdin (the caller closes it with closeStdin).
+func start(cfg Config, name, bin string, args []string, dir string, input []byte, keepStdin bool) (*proc, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = cfg.environ()
+	cmd.SysProcAttr = sysProcAttr()
+	// A child that escaped the group and holds stdout open must not keep
+	// the stream open once the CLI itself has exited.
+	cmd.WaitDelay = time.Second
+	pr, pw := io.Pipe()
+	cmd.Stdout = pw
+	p := &proc{
+		name:   name,
+		cmd:    cmd,
+		out:    bufio.NewReaderSize(pr, 64<<10),
+		errs:   &tail{},
+		grace:  cfg.grace(),
+		exited: make(chan struct{}),
+	}
+	cmd.Stderr = p.errs
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	p.stdin = stdin
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	go func() {
+		_ = cmd.Wait()
+		pw.Close()
+		close(p.exited)
+	}()
+	go func() {
+		// Written apart from reading so a CLI that prints before it reads
+		// cannot deadlock with us.
+		if len(input) > 0 {
+			_ = p.write(input)
+		}
+		if !keepStdin {
+			p.closeStdin()
+		}
+	}()
+	return p, nil
+}
+
+// write sends one message on the CLI's stdin, unless stdin is closed.
+func (p *proc) write(b []byte) error {
+	p.stdinMu.Lock()
+	defer p.stdinMu.Unlock()
+	if p.stdinDone {
+		return io.ErrClosedPipe
+	}
+	_, err := p.stdin.Write(b)
+	return err
+}
+
+// closeStdin tells the CLI no more input comes; safe more than once.
+func (p *proc) closeStdin() {
+	p.stdinMu.Lock()
+	defer p.stdinMu.Unlock()
+	if !p.stdinDone {
+		p.stdinDone = true
+		p.stdin.Close()
+	}
+}
+
+// terminate sends SIGTERM to the group, then SIGKILL after the grace
+// period if the CLI has not exited; it returns at once.
+func (p *proc) terminate() {
+	p.stop.Do(func() {
+		pgid := p.cmd.Process.Pid
+		signalGroup(pgid, syscall.SIGTERM)
+		go func() {
+			select {
+			case <-p.exited:
+			case <-time.After(p.grace):
+			}
+			// Also reaches children left in the group after the CLI went.
+			signalGroup(pgid, syscall.SIGKILL)
+		}()
+	})
+}
+
+// status reports how the process ended; call after exited is closed.
+func (p *proc) status() exitStatus {
+	st := exitStatus{stderr: p.errs.lines()}
+	ps := p.cmd.ProcessState
+	if ps == nil {
+		st.code = -1
+		return st
+	}
+	st.code = ps.ExitCode()
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		st.signal = signalName(ws.Signal())
+	}
+	return st
+}
+
+// serve reads the CLI's output through h until it ends and sends the last
+// event; it closes out. Cancelling ctx stops the CLI (SIGTERM to its
+// group, SIGKILL after the grace period) and ends the stream with ctx's
+// error once the CLI has exited.
+func (p *proc) serve(ctx context.Context, out chan<- provider.Event, h handler) {
+	defer close(out)
+	go func() {
+		select {
+		case <-ctx.Done():
+			p.terminate()
+		case <-p.exited:
+		}
+	}()
+	var fatal error
+	for {
+		raw, err := p.out.ReadBytes('\n')
+		if line := bytes.TrimSpace(raw); fatal == nil && len(line) > 0 && line[0] == '{' {
+			if !json.Valid(line) {
+				fatal = fmt.Errorf("%w: %s printed a line that is not JSON: %.200q", provider.ErrProtocol, p.name, line)
+			} else {
+				fatal = h.line(line)
+			}
+			if fatal != nil {
+				p.terminate()
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	<-p.exited
+	var last provider.Event
+	switch {
+	case ctx.Err() != nil:
+		last = provider.Event{Kind: provider.ErrorEvent, Err: ctx.Err()}
+	case fatal != nil:
+		last = provider.Event{Kind: provider.ErrorEvent, Err: fatal}
+	default:
+		last = h.finish(p.status())
+	}
+	// The last event is always delivered: the contract is that a reader
+	// drains the channel until it closes.
+	out <- last
+}
+
+// emitter sends events that are not the last; once ctx is done they are
+// dropped, since nobody need be reading.
+type emitter struct {
+	ctx context.Context
+	out chan<- provider.Event
+}
+
+func (e emitter) emit(ev provider.Event) {
+	select {
+	case e.out <- ev:
+	case <-e.ctx.Done():
+	}
+}
+
+func (e emitter) text(s string) {
+	if s != "" {
+		e.emit(provider.Event{Kind: provider.TextDelta, Text: s})
+	}
+}
+
+func (e emitter) step(s string) {
+	if s != "" {
+		e.emit(provider.Event{Kind: provider.StepEvent, Text: s})
+	}
+}
+
+func (e emitter) usage(u provider.Usage) {
+	e.emit(provider.Event{Kind: provider.UsageEvent, Usage: &u})
+}
+
+// launch starts the CLI and serves its output through the handler made
+// for it. Errors come before anything is sent.
+func launch(ctx context.Context, cfg Config, name, bin string, args []string, dir string, input []byte, keepStdin bool, mk func(p *proc, e emitter) handler) (<-chan provider.Event, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if dir != "" {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("run %s: folder %s does not exist", name, dir)
+		}
+	}
+	p, err := start(cfg, name, bin, args, dir, input, keepStdin)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan provider.Event, 16)
+	h := mk(p, emitter{ctx: ctx, out: out})
+	go p.serve(ctx, out, h)
+	return out, nil
+}
+
+// tail keeps the last bytes a CLI wrote on stderr.
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+const tailBytes = 4096
+
+func (t *tail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if len(t.buf) > tailBytes {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-tailBytes:]...)
+	}
+	return len(b), nil
+}
+
+// lines returns the last few non-empty lines, joined with " | ".
+func (t *tail) lines() string {
+	t.mu.Lock()
+	s := string(t.buf)
+	t.mu.Unlock()
+	var keep []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			keep = append(keep, l)
+		}
+	}
+	if len(keep) > 5 {
+		keep = keep[len(keep)-5:]
+	}
+	out := strings.Join(keep, " | ")
+	if r := []rune(out); len(r) > 600 {
+		out = "…" + string(r[len(r)-600:])
+	}
+	return out
+}
+
+// shorten makes a command or a path fit on one line of a step.
+func shorten(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	if r := []rune(s); len(r) > 80 {
+		s = string(r[:79]) + "…"
+	}
+	return s
+}
+
+// relPath shows path relative to dir when it lies inside it.
+func relPath(dir, path string) string {
+	if dir == "" || !filepath.IsAbs(path) {
+		return path
+	}
+	if rel, err := filepath.Rel(dir, path); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return rel
+	}
+	return path
+}
+
+// tilde shows dir with the home folder as ~.
+func tilde(dir string) string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" || dir == "" {
+		return dir
+	}
+	if dir == home {
+		return "~"
+	}
+	if rel, err := filepath.Rel(home, dir); err == nil && !strings.HasPrefix(rel, "..") {
+		return "~/" + filepath.ToSlash(rel)
+	}
+	return dir
+}
+
+func signalName(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	case syscall.SIGINT:
+		return "SIGINT"
+	}
+	return fmt.Sprintf("signal %d", int(sig))
+}
+
+// str reads a string field of a JSON object, "" when absent.
+func str(m map[string]any, key string) string {
+	s, _ := m[key].(string)
+	return s
+}
