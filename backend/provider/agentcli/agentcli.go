@@ -45,6 +45,10 @@ var (
 // StopGrace is how long a cancelled CLI gets between SIGTERM and SIGKILL.
 const StopGrace = 5 * time.Second
 
+// argMax is the longest prompt passed as an argument; a longer one goes
+// on stdin, since Linux caps one argument at 128 KiB.
+const argMax = 100 << 10
+
 // probeTimeout bounds a login probe such as `claude auth status`.
 const probeTimeout = 3 * time.Second
 

@@ -51,8 +51,10 @@ func (c *Claude) Info(ctx context.Context) provider.Info {
 		info.Reason = notFound("claude", "Claude Code")
 		return info
 	}
+	// An older claude without `auth status` fails in other words; only
+	// an answer about logging in says it is logged out.
 	code, out, ok := probe(ctx, c.cfg, bin, "auth", "status")
-	if ok && code != 0 {
+	if lower := strings.ToLower(out); ok && code != 0 && (strings.Contains(lower, "log") || strings.Contains(lower, "auth")) {
 		reason := claudeLogin
 		if !strings.HasPrefix(out, "{") {
 			reason = firstLine(out, claudeLogin)
@@ -65,8 +67,9 @@ func (c *Claude) Info(ctx context.Context) provider.Info {
 }
 
 // Stream runs claude for req. The conversation goes on stdin as one user
-// message (see the package doc); with Request.Ask set, stdin stays open
-// for the answers to the CLI's questions until its result arrives.
+// message (see the package doc). With Request.Ask set in ask or edits
+// mode, the CLI's questions come to Ask and stdin stays open for the
+// answers until its result arrives.
 func (c *Claude) Stream(ctx context.Context, req provider.Request) (<-chan provider.Event, error) {
 	pm, ok := claudeModes[mode(req)]
 	if !ok {
@@ -81,7 +84,14 @@ func (c *Claude) Stream(ctx context.Context, req provider.Request) (<-chan provi
 		args = append(args, "--model", m)
 	}
 	args = append(args, "--permission-mode", pm)
-	if req.Ask != nil {
+	// Only ask and edits mode ask. In plan mode a question could only be
+	// to leave plan mode (ExitPlanMode), which would widen the chat's
+	// mode, so there the CLI denies every question itself.
+	ask := req.Ask
+	if m := mode(req); m != task.Ask && m != task.Edits {
+		ask = nil
+	}
+	if ask != nil {
 		args = append(args, "--permission-prompt-tool", "stdio")
 	}
 	input, err := json.Marshal(map[string]any{
@@ -92,8 +102,8 @@ func (c *Claude) Stream(ctx context.Context, req provider.Request) (<-chan provi
 		return nil, err
 	}
 	input = append(input, '\n')
-	return launch(ctx, c.cfg, "claude", bin, args, req.Cwd, input, req.Ask != nil, func(p *proc, e emitter) handler {
-		return &claudeHandler{p: p, e: e, ask: req.Ask, cwd: req.Cwd, asks: map[string]context.CancelFunc{}}
+	return launch(ctx, c.cfg, "claude", bin, args, req.Cwd, input, ask != nil, func(p *proc, e emitter) handler {
+		return &claudeHandler{p: p, e: e, ask: ask, cwd: req.Cwd, asks: map[string]context.CancelFunc{}}
 	})
 }
 
@@ -390,6 +400,9 @@ func claudeAsk(name string, raw json.RawMessage, cwd string) (tool, detail strin
 	path := relPath(cwd, orDefault(str(in, "file_path"), str(in, "notebook_path")))
 	switch name {
 	case "Bash":
+		if cwd == "" {
+			return "run_command", fmt.Sprintf("Run `%s`?", str(in, "command"))
+		}
 		return "run_command", fmt.Sprintf("Run `%s` in %s?", str(in, "command"), tilde(cwd))
 	case "Edit", "MultiEdit", "NotebookEdit":
 		return "edit_file", "Edit " + path + "?"

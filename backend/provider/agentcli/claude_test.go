@@ -325,3 +325,111 @@ func alive(pid int) bool {
 	_, rest, _ := strings.Cut(string(b), ") ")
 	return !strings.HasPrefix(rest, "Z")
 }
+
+func TestClaudeIgnoresSIGTERM(t *testing.T) {
+	t.Parallel()
+	f := newFake(t).record("FAKE_OUTPUT", "claude/init.jsonl").set("FAKE_SLEEP=30", "FAKE_IGNORE_TERM=1")
+	cfg := f.config("claude")
+	cfg.Grace = 300 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := NewClaude(cfg).Stream(ctx, provider.Request{Cwd: f.cwd, Messages: userSays("x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(f.dir, "child")); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatal("the fake did not start its child")
+		}
+	}
+	start := time.Now()
+	cancel()
+	evs := collect(t, ch)
+	took := time.Since(start)
+	if took < cfg.Grace || took > cfg.Grace+time.Second {
+		t.Errorf("stream ended %v after cancel; grace %v", took, cfg.Grace)
+	}
+	if err := lastErr(t, evs); !errors.Is(err, context.Canceled) {
+		t.Errorf("err %v", err)
+	}
+}
+
+func TestClaudePlanModeRoutesNoAsks(t *testing.T) {
+	t.Parallel()
+	f := newFake(t).record("FAKE_OUTPUT", "claude/allowed.jsonl")
+	ch, err := NewClaude(f.config("claude")).Stream(context.Background(), provider.Request{
+		Mode: task.Plan, Cwd: f.cwd, Messages: userSays("x"),
+		Ask: func(context.Context, string, string) (bool, error) { return true, nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	collect(t, ch)
+	if argv := strings.Join(f.argv(), " "); strings.Contains(argv, "--permission-prompt-tool") {
+		t.Errorf("argv %q", argv)
+	}
+}
+
+func TestClaudeControlRequestsItDoesNotServe(t *testing.T) {
+	t.Parallel()
+	f := newFake(t).
+		record("FAKE_OUTPUT", "claude/init.jsonl").
+		record("FAKE_ASK", "claude/hook.jsonl").
+		record("FAKE_ALLOW", "claude/allowed.jsonl").
+		record("FAKE_DENY", "claude/denied.jsonl")
+	ch, err := NewClaude(f.config("claude")).Stream(context.Background(), provider.Request{
+		Mode: task.Edits, Cwd: f.cwd, Messages: userSays("x"),
+		Ask: func(context.Context, string, string) (bool, error) { t.Error("asked"); return true, nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	collect(t, ch)
+	if got, want := strings.TrimSpace(f.read("answer")), `{"response":{"error":"Conch does not serve hook_callback","request_id":"req_2_cd","subtype":"error"},"type":"control_response"}`; got != want {
+		t.Errorf("answer %s, want %s", got, want)
+	}
+}
+
+func TestClaudeCancelledAsk(t *testing.T) {
+	t.Parallel()
+	f := newFake(t).
+		record("FAKE_OUTPUT", "claude/init.jsonl").
+		record("FAKE_ASK", "claude/cancelled.jsonl").
+		record("FAKE_ALLOW", "claude/allowed.jsonl").
+		record("FAKE_DENY", "claude/denied.jsonl").
+		set("FAKE_ANSWER_WAIT=1")
+	asked := make(chan string, 1)
+	ended := make(chan error, 1)
+	ch, err := NewClaude(f.config("claude")).Stream(context.Background(), provider.Request{
+		Mode: task.Edits, Cwd: f.cwd, Messages: userSays("x"),
+		Ask: func(ctx context.Context, tool, detail string) (bool, error) {
+			asked <- tool + ": " + detail
+			<-ctx.Done()
+			ended <- ctx.Err()
+			return false, ctx.Err()
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := collect(t, ch)
+	if got := <-asked; got != "write_file: Write src/a.go?" {
+		t.Errorf("asked %q", got)
+	}
+	select {
+	case err := <-ended:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("ask ended with %v", err)
+		}
+	case <-time.After(time.Second):
+		t.Error("the ask was not cancelled")
+	}
+	if answer := f.read("answer"); strings.TrimSpace(answer) != "" {
+		t.Errorf("answered a cancelled ask: %s", answer)
+	}
+	if last := evs[len(evs)-1]; last.Kind != provider.DoneEvent {
+		t.Errorf("last %+v", last)
+	}
+}

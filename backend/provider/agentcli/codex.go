@@ -11,11 +11,6 @@ import (
 	"conch/backend/task"
 )
 
-// codexArgMax is the longest prompt passed as an argument; a longer one
-// goes on stdin (codex reads it there when the prompt is "-"), since
-// Linux caps one argument at 128 KiB.
-const codexArgMax = 100 << 10
-
 // Codex is OpenAI's Codex CLI run as `codex exec --json`. exec never asks,
 // so it cannot route questions to Conch and runs only in plan (read-only
 // sandbox) or auto (workspace-write sandbox) mode.
@@ -41,7 +36,9 @@ func (c *Codex) Info(ctx context.Context) provider.Info {
 		info.Reason = notFound("codex", "Codex")
 		return info
 	}
-	if code, out, ok := probe(ctx, c.cfg, bin, "login", "status"); ok && code != 0 {
+	// Exit 1 is "Not logged in"; an older codex without the subcommand
+	// exits 2, which says nothing about logging in.
+	if code, out, ok := probe(ctx, c.cfg, bin, "login", "status"); ok && code == 1 {
 		info.Reason = firstLine(out, "Not logged in · run codex login")
 		return info
 	}
@@ -75,7 +72,8 @@ func (c *Codex) Stream(ctx context.Context, req provider.Request) (<-chan provid
 	args = append(args, "--skip-git-repo-check", "-s", sandbox)
 	text := prompt(req)
 	var input []byte
-	if len(text) > codexArgMax || strings.HasPrefix(text, "-") {
+	// codex reads the prompt from stdin when it is "-".
+	if len(text) > argMax || strings.HasPrefix(text, "-") {
 		input = []byte(text)
 		text = "-"
 	}
@@ -103,6 +101,7 @@ type codexLine struct {
 		Type    string `json:"type"`
 		Text    string `json:"text"`
 		Command string `json:"command"`
+		Status  string `json:"status"`
 		Changes []struct {
 			Path string `json:"path"`
 			Kind string `json:"kind"`
@@ -142,6 +141,10 @@ func (h *codexHandler) line(raw []byte) error {
 			h.wrote = true
 			h.e.text(text)
 		case "command_execution":
+			if it.Status == "declined" {
+				h.e.step("Was not allowed to run " + shorten(unwrapShell(it.Command)))
+				break
+			}
 			h.e.step("Ran " + shorten(unwrapShell(it.Command)))
 		case "file_change":
 			var paths []string

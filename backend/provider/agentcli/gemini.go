@@ -92,12 +92,21 @@ func (g *Gemini) Stream(ctx context.Context, req provider.Request) (<-chan provi
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s", provider.ErrNotReady, notFound("gemini", "Gemini CLI"))
 	}
-	args := []string{"-p", prompt(req), "--output-format", "stream-json"}
+	// gemini appends -p to what it reads on stdin: a prompt too long for
+	// one argument goes there, with a line after it that points back.
+	text := prompt(req)
+	var input []byte
+	if len(text) > argMax {
+		input, text = []byte(text), "Reply to the conversation above."
+	} else if strings.HasPrefix(text, "-") {
+		text = " " + text // not to be read as a flag
+	}
+	args := []string{"-p", text, "--output-format", "stream-json"}
 	if model := g.cfg.model(req); model != "" {
 		args = append(args, "-m", model)
 	}
 	args = append(args, "--approval-mode", approval)
-	return launch(ctx, g.cfg, "gemini", bin, args, req.Cwd, nil, false, func(p *proc, e emitter) handler {
+	return launch(ctx, g.cfg, "gemini", bin, args, req.Cwd, input, false, func(p *proc, e emitter) handler {
 		return &geminiHandler{e: e, cwd: req.Cwd}
 	})
 }
