@@ -215,7 +215,9 @@ func prompt(req provider.Request) string {
 				b.WriteString(label + ": " + m.Text + "\n\n")
 			}
 		}
-		b.WriteString("The user now says:\n\n")
+		if last != "" {
+			b.WriteString("The user now says:\n\n")
+		}
 	}
 	b.WriteString(last)
 	return strings.TrimRight(b.String(), "\n")

@@ -224,3 +224,48 @@ func TestMissingBinaryIsNotReady(t *testing.T) {
 		t.Errorf("reason %q", got)
 	}
 }
+
+func TestClaudeResultErrors(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		result   claudeResult
+		apiError string
+		is       error
+		text     string
+	}{
+		{claudeResult{Subtype: "success", IsError: true, Result: "5-hour limit reached ∙ resets 2am"}, "", provider.ErrLimit, "5-hour limit reached ∙ resets 2am"},
+		{claudeResult{Subtype: "success", IsError: true, Result: "Credit balance is too low"}, "billing_error", provider.ErrLimit, "Credit balance is too low"},
+		{claudeResult{Subtype: "success", IsError: true, Result: "Invalid API key · Please run /login"}, "", provider.ErrAuth, "Invalid API key · Please run /login"},
+		{claudeResult{Subtype: "success", IsError: true, Result: `API Error: 529 {"type":"overloaded_error"}`, APIErrorStatus: 529.0}, "", provider.ErrOverload, "overloaded"},
+		{claudeResult{Subtype: "error_max_turns", IsError: true}, "", nil, "claude stopped: it reached its turn limit"},
+		{claudeResult{Subtype: "error_during_execution", IsError: true, Errors: []any{"tool crashed"}}, "", nil, "claude: tool crashed"},
+	} {
+		h := &claudeHandler{apiError: c.apiError}
+		err := h.resultError(&c.result)
+		if c.is != nil && !errors.Is(err, c.is) {
+			t.Errorf("%+v: %v, want %v", c.result, err, c.is)
+		}
+		if !strings.Contains(err.Error(), c.text) {
+			t.Errorf("%+v: %q does not say %q", c.result, err, c.text)
+		}
+	}
+}
+
+func TestSteps(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ got, want string }{
+		{claudeStep("Grep", []byte(`{"pattern":"TODO"}`), "/p"), "Searched for TODO"},
+		{claudeStep("Edit", []byte(`{"file_path":"/p/main.go"}`), "/p"), "Edited main.go"},
+		{claudeStep("WebSearch", []byte(`{"query":"bbolt"}`), "/p"), "Searched the web for bbolt"},
+		{claudeStep("mcp__gh__issue", []byte(`{}`), "/p"), "Used mcp__gh__issue"},
+		{geminiStep("replace", []byte(`{"file_path":"/p/a.go"}`), "/p"), "Edited a.go"},
+		{geminiStep("google_web_search", []byte(`{"query":"x"}`), "/p"), "Searched the web for x"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%q, want %q", c.got, c.want)
+		}
+	}
+	if tool, detail := claudeAsk("Edit", []byte(`{"file_path":"/p/src/a.go"}`), "/p"); tool != "edit_file" || detail != "Edit src/a.go?" {
+		t.Errorf("ask %q %q", tool, detail)
+	}
+}

@@ -323,7 +323,7 @@ func (h *claudeHandler) resultError(r *claudeResult) error {
 	lower := strings.ToLower(text)
 	status := fmt.Sprint(r.APIErrorStatus)
 	switch {
-	case strings.Contains(lower, "usage limit reached") || strings.Contains(lower, "hit your limit") ||
+	case strings.Contains(lower, "limit reached") || strings.Contains(lower, "hit your limit") ||
 		h.apiError == "rate_limit" || h.apiError == "billing_error" || status == "429":
 		// Most exact first: the epoch in the text, the rate_limit_event's
 		// resetsAt, then the wall-clock time the text names.
@@ -342,6 +342,8 @@ func (h *claudeHandler) resultError(r *claudeResult) error {
 	case strings.Contains(lower, "/login") || strings.Contains(lower, "invalid api key") ||
 		strings.Contains(lower, "not logged in") || h.apiError == "authentication_failed":
 		return fmt.Errorf("%w: %s", provider.ErrAuth, orDefault(text, claudeLogin))
+	case status == "529" || strings.Contains(lower, "overloaded"):
+		return fmt.Errorf("%w: %s", provider.ErrOverload, text)
 	case r.Subtype == "error_max_turns":
 		return errors.New("claude stopped: it reached its turn limit")
 	case r.Subtype == "error_max_budget_usd":

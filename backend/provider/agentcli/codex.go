@@ -165,13 +165,19 @@ func (h *codexHandler) line(raw []byte) error {
 			CacheReadTokens: l.Usage.CachedInput,
 		})
 	case "turn.failed":
-		h.failed = orDefault(l.Error.Message, h.failed)
+		h.fail(l.Error.Message)
 	case "error":
-		if h.failed == "" || isCodexLimit(l.Message) {
-			h.failed = l.Message
-		}
+		h.fail(l.Message)
 	}
 	return nil
+}
+
+// fail keeps the turn's error: the latest, unless an earlier one was a
+// limit, which is what the person most needs to know.
+func (h *codexHandler) fail(msg string) {
+	if msg != "" && (h.failed == "" || isCodexLimit(msg) || !isCodexLimit(h.failed)) {
+		h.failed = msg
+	}
 }
 
 func (h *codexHandler) finish(exit exitStatus) provider.Event {

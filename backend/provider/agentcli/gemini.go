@@ -179,11 +179,11 @@ func (h *geminiHandler) finish(exit exitStatus) provider.Event {
 	case geminiExitCancelled:
 		return fail(errors.New("gemini was cancelled"))
 	}
-	if isGeminiLimit(msg) {
-		return fail(&provider.LimitError{Message: geminiLimitText(msg)})
-	}
 	if h.done && exit.code == 0 {
 		return provider.Event{Kind: provider.DoneEvent, StopReason: "end_turn"}
+	}
+	if isGeminiLimit(msg) {
+		return fail(&provider.LimitError{Message: geminiLimitText(msg)})
 	}
 	if h.failed != "" {
 		if exit.code == geminiExitInput {
