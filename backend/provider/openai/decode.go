@@ -22,15 +22,84 @@ type chunk struct {
 		} `json:"delta"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *struct {
-		PromptTokens        int `json:"prompt_tokens"`
-		CompletionTokens    int `json:"completion_tokens"`
-		PromptTokensDetails *struct {
-			CachedTokens int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-		Cost float64 `json:"cost"` // OpenRouter
-	} `json:"usage"`
+	Usage *wireUsage      `json:"usage"`
 	Error json.RawMessage `json:"error"`
+}
+
+// wireUsage is what a reply used, in the final chunk.
+type wireUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	Cost float64 `json:"cost"` // OpenRouter
+}
+
+// usage converts u. Chat Completions counts cached tokens in prompt_tokens;
+// Usage keeps them apart because they cost less.
+func (u *wireUsage) usage() *provider.Usage {
+	usage := &provider.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, CostUSD: u.Cost}
+	if u.PromptTokensDetails != nil && u.PromptTokensDetails.CachedTokens <= u.PromptTokens {
+		usage.CacheReadTokens = u.PromptTokensDetails.CachedTokens
+		usage.InputTokens -= usage.CacheReadTokens
+	}
+	return usage
+}
+
+// completion is a whole, unstreamed reply, which a few servers send even
+// when asked to stream.
+type completion struct {
+	Choices []struct {
+		Index   int `json:"index"`
+		Message struct {
+			Content   string      `json:"content"`
+			ToolCalls []toolDelta `json:"tool_calls"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *wireUsage      `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+// whole decodes an unstreamed reply into the same events a stream gives.
+func (d *decoder) whole(r io.Reader, emit func(provider.Event) bool) provider.Event {
+	body, err := io.ReadAll(io.LimitReader(r, maxLine+1))
+	if err != nil {
+		return d.end(err)
+	}
+	if len(body) > maxLine {
+		return d.end(errLineTooLong)
+	}
+	var c completion
+	if err := json.Unmarshal(body, &c); err != nil {
+		return errorEvent(errorf(provider.ErrProtocol, "%s sent a reply that is not JSON (%v): %s", d.name, err, shorten(string(body), 120)))
+	}
+	if len(c.Error) > 0 && string(c.Error) != "null" {
+		ae := parseErrorValue(c.Error)
+		return errorEvent(d.classify(ae.Status, http.Header{}, ae))
+	}
+	for _, choice := range c.Choices {
+		if choice.Index != 0 {
+			continue
+		}
+		if choice.Message.Content != "" && !emit(provider.Event{Kind: provider.TextDelta, Text: choice.Message.Content}) {
+			return errorEvent(errStopped)
+		}
+		for _, td := range choice.Message.ToolCalls {
+			acc := &callAcc{id: td.ID, name: td.Function.Name}
+			acc.args.WriteString(argText(td.Function.Arguments))
+			d.calls = append(d.calls, acc)
+		}
+		d.finish = choice.FinishReason
+	}
+	if final, ok := d.flush(emit); !ok {
+		return final
+	}
+	if c.Usage != nil && !emit(provider.Event{Kind: provider.UsageEvent, Usage: c.Usage.usage()}) {
+		return errorEvent(errStopped)
+	}
+	return provider.Event{Kind: provider.DoneEvent, StopReason: d.finish}
 }
 
 // toolDelta is one fragment of a streamed tool call.
@@ -115,14 +184,7 @@ func (d *decoder) decode(r io.Reader, emit func(provider.Event) bool) provider.E
 			}
 		}
 		if u := c.Usage; u != nil {
-			usage := &provider.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, CostUSD: u.Cost}
-			if u.PromptTokensDetails != nil && u.PromptTokensDetails.CachedTokens <= u.PromptTokens {
-				// Chat Completions counts cached tokens in prompt_tokens;
-				// Usage keeps them apart because they cost less.
-				usage.CacheReadTokens = u.PromptTokensDetails.CachedTokens
-				usage.InputTokens -= usage.CacheReadTokens
-			}
-			if !emit(provider.Event{Kind: provider.UsageEvent, Usage: usage}) {
+			if !emit(provider.Event{Kind: provider.UsageEvent, Usage: u.usage()}) {
 				return errorEvent(errStopped)
 			}
 		}
@@ -173,17 +235,24 @@ func (d *decoder) add(td toolDelta) {
 	if acc.name == "" {
 		acc.name = td.Function.Name
 	}
-	args := bytes.TrimSpace(td.Function.Arguments)
-	var piece string
+	acc.args.WriteString(argText(td.Function.Arguments))
+}
+
+// argText is an arguments value as text: a JSON string's contents, or
+// the JSON itself when a server sent an object.
+func argText(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
 	switch {
-	case len(args) == 0 || string(args) == "null":
-	case args[0] == '"':
-		if json.Unmarshal(args, &piece) == nil {
-			acc.args.WriteString(piece)
+	case len(raw) == 0 || string(raw) == "null":
+		return ""
+	case raw[0] == '"':
+		var piece string
+		if json.Unmarshal(raw, &piece) != nil {
+			return ""
 		}
-	default:
-		acc.args.Write(args)
+		return piece
 	}
+	return string(raw)
 }
 
 // flush checks the gathered tool calls and emits them in order. It reports
@@ -204,7 +273,9 @@ func (d *decoder) flush(emit func(provider.Event) bool) (provider.Event, bool) {
 		}
 		id := acc.id
 		if id == "" {
-			id = fmt.Sprintf("call_%d", i)
+			// Some local servers send no ids; a prefix of our own keeps
+			// these apart from the ones other calls carry.
+			id = fmt.Sprintf("conch_call_%d", i)
 		}
 		calls = append(calls, provider.ToolCall{ID: id, Name: acc.name, Arguments: json.RawMessage(args)})
 	}

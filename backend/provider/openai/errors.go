@@ -118,7 +118,10 @@ func (p *Provider) classify(status int, h http.Header, ae apiError) error {
 	}
 	says := sentence(msg)
 	switch {
-	case status == http.StatusUnauthorized || status == http.StatusForbidden || ae.Type == "authentication_error" || ae.Code == "invalid_api_key":
+	case status == http.StatusForbidden:
+		// OpenRouter also answers 403 when moderation flags the input.
+		return errorf(provider.ErrAuth, "%s does not allow this (403): %s", name, says)
+	case status == http.StatusUnauthorized || ae.Type == "authentication_error" || ae.Code == "invalid_api_key":
 		if status == 0 {
 			return errorf(provider.ErrAuth, "%s refused the API key: %s", name, says)
 		}

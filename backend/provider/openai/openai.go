@@ -220,6 +220,9 @@ func (p *Provider) call(ctx context.Context, body []byte, out emitter) provider.
 		return errorEvent(p.classify(resp.StatusCode, resp.Header, parseAPIError(msg)))
 	}
 	d := newDecoder(p.cfg.Name, p.classify)
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		return d.whole(resp.Body, out.send)
+	}
 	return d.decode(resp.Body, out.send)
 }
 

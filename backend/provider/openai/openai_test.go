@@ -196,6 +196,20 @@ func TestOllamaWholeToolCallInOneChunk(t *testing.T) {
 	}
 }
 
+func TestWholeReplyWhenServerDoesNotStream(t *testing.T) {
+	p := newServer(t, status(200, `{"id":"chatcmpl-2","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Looking.","tool_calls":[{"id":"call_1","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"go.mod\"}"}},{"type":"function","function":{"name":"list_files","arguments":{}}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}`))
+	evs := stream(t, p, hello())
+	if len(evs) != 5 || evs[0].Text != "Looking." ||
+		evs[1].Call.ID != "call_1" || string(evs[1].Call.Arguments) != `{"path":"go.mod"}` ||
+		evs[2].Call.ID != "conch_call_1" || evs[2].Call.Name != "list_files" || string(evs[2].Call.Arguments) != `{}` ||
+		evs[3].Usage.InputTokens != 12 || evs[4].Kind != provider.DoneEvent || evs[4].StopReason != "tool_calls" {
+		for _, e := range evs {
+			t.Logf("%+v", e)
+		}
+		t.Fatal("unexpected events")
+	}
+}
+
 func TestReadsA100KiBLine(t *testing.T) {
 	big := strings.Repeat("abcdefgh", 100<<10/8)
 	p := newServer(t, sse(data(textChunk(big)), data(stopChunk), "data: [DONE]\n\n"))
@@ -303,6 +317,7 @@ func TestHTTPErrors(t *testing.T) {
 		{"quota with Retry-After", status(429, quota, "Retry-After", "120"), provider.ErrLimit, "OpenAI says: You exceeded your current quota", 120 * time.Second},
 		{"quota with reset header", status(429, quota, "X-Ratelimit-Reset-Requests", "6m0s", "X-Ratelimit-Reset-Tokens", "1s"), provider.ErrLimit, "You exceeded your current quota", 6 * time.Minute},
 		{"rate limit", status(429, rate, "X-Ratelimit-Reset-Requests", "20s"), provider.ErrOverload, "OpenAI is limiting how fast it is asked (429): Rate limit reached", 0},
+		{"moderation", status(403, `{"error":{"code":403,"message":"Your input was flagged","metadata":{"reasons":["violence"]}}}`), provider.ErrAuth, "OpenAI does not allow this (403): Your input was flagged.", 0},
 		{"bad key", status(401, `{"error":{"message":"Incorrect API key provided: sk-test.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`), provider.ErrAuth, "OpenAI refused the API key (401): Incorrect API key provided", 0},
 		{"OpenRouter credits", status(402, `{"error":{"code":402,"message":"Insufficient credits. Add more using https://openrouter.ai/credits"}}`), provider.ErrLimit, "OpenAI says: Insufficient credits", 0},
 		{"Ollama model not pulled", status(404, `{"error":{"message":"model \"llama9\" not found, try pulling it first","type":"not_found_error","param":null,"code":null}}`), provider.ErrNotReady, `model "llama9" not found, try pulling it first`, 0},

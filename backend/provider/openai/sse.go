@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"time"
 
 	"conch/backend/provider"
 )
@@ -118,16 +119,23 @@ func (e emitter) send(ev provider.Event) bool {
 	}
 }
 
-// final delivers the last event: blocking while ctx lives, then only if the
-// channel's buffer has room.
+// finalGrace is how long the last event waits for room once ctx has
+// ended: long enough for a reader still draining, short enough that a
+// reader who left does not hold the goroutine.
+const finalGrace = 500 * time.Millisecond
+
+// final delivers the last event: blocking while ctx lives, then for at most
+// finalGrace.
 func (e emitter) final(ev provider.Event) {
 	select {
 	case e.ch <- ev:
 		return
 	case <-e.ctx.Done():
 	}
+	t := time.NewTimer(finalGrace)
+	defer t.Stop()
 	select {
 	case e.ch <- ev:
-	default:
+	case <-t.C:
 	}
 }
