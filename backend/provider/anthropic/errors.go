@@ -103,7 +103,7 @@ func (p *Provider) classify(status int, h http.Header, ae apiError) error {
 		if ae.isSpend() {
 			return &provider.LimitError{Until: until, Message: name + " says: " + says}
 		}
-		if !until.IsZero() {
+		if !until.IsZero() && !strings.Contains(strings.ToLower(msg), "try again") {
 			return errorf(provider.ErrOverload, "%s is limiting how fast it is asked%s: %s Try again in %s.", name, code, says, waitText(time.Until(until)))
 		}
 		return errorf(provider.ErrOverload, "%s is limiting how fast it is asked%s: %s", name, code, says)
@@ -183,7 +183,9 @@ func waitText(d time.Duration) string {
 	if d < time.Second {
 		return "a moment"
 	}
-	return d.Round(time.Second).String()
+	// Round up: a wait read a moment after the header was written is a
+	// hair short of it.
+	return ((d + time.Second - 1) / time.Second * time.Second).String()
 }
 
 // sentence ends s with a full stop unless it already ends a sentence.

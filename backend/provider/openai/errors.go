@@ -132,7 +132,7 @@ func (p *Provider) classify(status int, h http.Header, ae apiError) error {
 		if ae.isQuota() {
 			return &provider.LimitError{Until: resetTime(h, time.Now()), Message: name + " says: " + says}
 		}
-		if until := resetTime(h, time.Now()); !until.IsZero() {
+		if until := resetTime(h, time.Now()); !until.IsZero() && !strings.Contains(strings.ToLower(msg), "try again") {
 			return errorf(provider.ErrOverload, "%s is limiting how fast it is asked (429): %s Try again in %s.",
 				name, says, waitText(time.Until(until)))
 		}
@@ -240,5 +240,7 @@ func waitText(d time.Duration) string {
 	if d < time.Second {
 		return "a moment"
 	}
-	return d.Round(time.Second).String()
+	// Round up: a wait read a moment after the header was written is a
+	// hair short of it.
+	return ((d + time.Second - 1) / time.Second * time.Second).String()
 }
