@@ -1,0 +1,639 @@
+package chat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"conch/backend/chat/conversation"
+	"conch/backend/event"
+	"conch/backend/output"
+	"conch/backend/provider"
+	"conch/backend/store"
+	"conch/backend/task"
+	"conch/backend/tool"
+)
+
+// Errors the surfaces map to HTTP statuses. Their texts match taskrun's, so
+// the gateway words both the same way.
+var (
+	// ErrNotFound is returned for an unknown conversation id.
+	ErrNotFound = errors.New("no such conversation")
+	// ErrInvalid is returned for a request that can never succeed as written.
+	ErrInvalid = errors.New("invalid request")
+	// ErrConflict is returned when the conversation's state does not allow
+	// the operation (a second message while a reply runs, a stale answer).
+	ErrConflict = errors.New("conflict")
+)
+
+// Defaults of Config.
+const (
+	// AskTimeout is how long a question waits for the person; then it is
+	// denied.
+	AskTimeout = time.Hour
+	// StepLimit is how many provider calls one turn may make.
+	StepLimit = 50
+	// DeltaInterval is how often streamed text is published: pieces that
+	// arrive in between are sent together.
+	DeltaInterval = 50 * time.Millisecond
+)
+
+// stopGrace is how long Stop waits for a turn to end before answering.
+const stopGrace = 5 * time.Second
+
+// Bounds on what a person sends.
+const (
+	maxText  = 256 << 10
+	maxTitle = 200
+	// pageMax is the most messages one Get returns.
+	pageMax = 500
+	// pageDefault is how many messages Get returns when not told.
+	pageDefault = 100
+)
+
+// Registry gives the connected providers by id.
+type Registry interface {
+	// Provider returns the provider with id, if it is connected.
+	Provider(id string) (provider.Provider, bool)
+	// IDs lists the connected providers' ids, sorted.
+	IDs() []string
+}
+
+// Providers is a fixed Registry: a map from id to provider.
+type Providers map[string]provider.Provider
+
+// Provider returns the provider with id.
+func (p Providers) Provider(id string) (provider.Provider, bool) {
+	v, ok := p[id]
+	return v, ok
+}
+
+// IDs lists the ids, sorted.
+func (p Providers) IDs() []string {
+	ids := make([]string, 0, len(p))
+	for id := range p {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// Config wires a Manager.
+type Config struct {
+	Store     store.Conversations
+	Bus       *event.Bus
+	Providers Registry
+	// Tools are the host tools offered to models (default tool.Host()).
+	Tools tool.Set
+	// Logs keeps each chat's command log, <root>/<conversation id>/output.log
+	// (nil: commands are not logged).
+	Logs *output.Logs
+	// Prices price provider usage (default DefaultPrices()).
+	Prices Prices
+	// Home is the folder a chat without cwd works in.
+	Home string
+	// HTTP is the client fetch_url uses (nil: public addresses only).
+	HTTP *http.Client
+	// StepLimit overrides StepLimit.
+	StepLimit int
+	// AskTimeout overrides AskTimeout (tests).
+	AskTimeout time.Duration
+	// DeltaInterval overrides DeltaInterval.
+	DeltaInterval time.Duration
+	// CommandGrace is how long a command has after SIGTERM (default 2 s).
+	CommandGrace time.Duration
+	// Now overrides time.Now (tests).
+	Now func() time.Time
+}
+
+// Manager owns every conversation's live state and runs their turns. Start
+// it once, Stop it once (Stop is safe twice and before Start).
+type Manager struct {
+	cfg Config
+
+	mu      sync.Mutex // guards the fields below
+	entries map[string]*entry
+	started bool
+	closed  bool
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	wg      sync.WaitGroup
+}
+
+// entry is the live state of one conversation; mu orders its changes.
+type entry struct {
+	mu     sync.Mutex
+	c      conversation.Conversation
+	cancel context.CancelCauseFunc // set while a turn runs
+	done   chan struct{}           // closed when the running turn ends
+	ask    *pending                // the question waiting for an answer
+}
+
+// pending is a question a turn waits on.
+type pending struct {
+	id     string
+	answer chan bool // capacity 1
+}
+
+var (
+	errStopped = errors.New("stopped by the person")
+	errClosing = errors.New("Conch is closing")
+)
+
+// New returns a manager; call Start before use.
+func New(cfg Config) *Manager {
+	if cfg.Tools == nil {
+		cfg.Tools = tool.Host()
+	}
+	if cfg.Prices == nil {
+		cfg.Prices = DefaultPrices()
+	}
+	if cfg.Providers == nil {
+		cfg.Providers = Providers{}
+	}
+	if cfg.StepLimit <= 0 {
+		cfg.StepLimit = StepLimit
+	}
+	if cfg.AskTimeout <= 0 {
+		cfg.AskTimeout = AskTimeout
+	}
+	if cfg.DeltaInterval <= 0 {
+		cfg.DeltaInterval = DeltaInterval
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Manager{cfg: cfg, entries: map[string]*entry{}}
+}
+
+// InterruptedNotice is said in a chat that was replying when Conch stopped.
+const InterruptedNotice = "Conch stopped while this chat was replying."
+
+// Start loads every conversation and settles the ones a Conch that died
+// left replying or asking.
+func (m *Manager) Start(ctx context.Context) error {
+	cs, err := m.cfg.Store.Conversations()
+	if err != nil && !errors.Is(err, store.ErrCorrupt) {
+		return fmt.Errorf("start chats: %w", err)
+	}
+	m.mu.Lock()
+	if m.started || m.closed {
+		m.mu.Unlock()
+		return errors.New("start chats: already started or stopped")
+	}
+	m.started = true
+	m.ctx, m.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	for _, c := range cs {
+		m.entries[c.ID] = &entry{c: c}
+	}
+	m.mu.Unlock()
+	for _, c := range cs {
+		if !c.Running && c.Ask == nil {
+			continue
+		}
+		e := m.entries[c.ID]
+		var msgs []conversation.Message
+		if c.Ask != nil {
+			msgs = append(msgs, m.answerMessage(*c.Ask, conversation.Stopped))
+		}
+		msgs = append(msgs, m.notice(InterruptedNotice))
+		if _, err := m.update(e, func(c *conversation.Conversation) error {
+			c.Running, c.Ask = false, nil
+			return nil
+		}, msgs...); err != nil {
+			return fmt.Errorf("heal conversation %s: %w", c.ID, err)
+		}
+	}
+	return nil
+}
+
+// Stop ends every turn (each says so in its chat) and waits for them.
+func (m *Manager) Stop() {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
+	m.closed = true
+	cancel := m.cancel
+	m.mu.Unlock()
+	if cancel != nil {
+		cancel(errClosing)
+	}
+	m.wg.Wait()
+}
+
+// CreateRequest is what it takes to start a chat; every field is optional.
+type CreateRequest struct {
+	Title    string  `json:"title,omitempty"`
+	Provider string  `json:"provider,omitempty"`
+	Model    string  `json:"model,omitempty"`
+	Mode     string  `json:"mode,omitempty"`
+	Cwd      string  `json:"cwd,omitempty"`
+	Limit    float64 `json:"limit,omitempty"`
+	// Origin is set by the task engine for a task's own chat; the API
+	// always makes a chat.
+	Origin conversation.Origin `json:"-"`
+}
+
+// Create validates req and stores a new conversation. A chat may start
+// without a provider; sending to it then says to pick one.
+func (m *Manager) Create(req CreateRequest) (conversation.Conversation, error) {
+	if err := m.checkOpen(); err != nil {
+		return conversation.Conversation{}, err
+	}
+	mode := task.Mode(req.Mode)
+	if req.Mode == "" {
+		mode = task.Ask
+	}
+	if !mode.Valid() {
+		return conversation.Conversation{}, fmt.Errorf("%w: unknown mode %q (plan, ask, edits or auto)", ErrInvalid, req.Mode)
+	}
+	if err := m.checkProvider(req.Provider); err != nil {
+		return conversation.Conversation{}, err
+	}
+	title := strings.TrimSpace(req.Title)
+	if len(title) > maxTitle {
+		return conversation.Conversation{}, fmt.Errorf("%w: title is longer than %d bytes", ErrInvalid, maxTitle)
+	}
+	if err := checkLimit(req.Limit); err != nil {
+		return conversation.Conversation{}, err
+	}
+	cwd := req.Cwd
+	if cwd == "" {
+		cwd = m.cfg.Home
+	}
+	if !filepath.IsAbs(cwd) {
+		return conversation.Conversation{}, fmt.Errorf("%w: folder %q is not an absolute path", ErrInvalid, cwd)
+	}
+	cwd = filepath.Clean(cwd)
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		return conversation.Conversation{}, fmt.Errorf("%w: folder %s does not exist", ErrInvalid, cwd)
+	}
+	origin := req.Origin
+	if origin.Kind == "" {
+		origin.Kind = conversation.FromChat
+	}
+	now := m.cfg.Now().UTC()
+	c := conversation.Conversation{
+		ID: uuid.NewString(), Title: title, Origin: origin,
+		Provider: req.Provider, Model: req.Model, Mode: mode, Cwd: cwd, Limit: req.Limit,
+		CreatedAt: now, UpdatedAt: now, Rev: 1,
+	}
+	if err := m.cfg.Store.PutConversation(c); err != nil {
+		return conversation.Conversation{}, fmt.Errorf("create conversation: %w", err)
+	}
+	m.mu.Lock()
+	m.entries[c.ID] = &entry{c: c}
+	m.mu.Unlock()
+	m.publish(c)
+	return c.Clone(), nil
+}
+
+func (m *Manager) checkOpen() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.started || m.closed {
+		return errors.New("chats are not running (Conch is starting or closing)")
+	}
+	return nil
+}
+
+func (m *Manager) checkProvider(id string) error {
+	if id == "" {
+		return nil
+	}
+	if _, ok := m.cfg.Providers.Provider(id); !ok {
+		known := strings.Join(m.cfg.Providers.IDs(), ", ")
+		if known == "" {
+			known = "none is connected yet"
+		}
+		return fmt.Errorf("%w: unknown provider %q (connected: %s)", ErrInvalid, id, known)
+	}
+	return nil
+}
+
+func checkLimit(l float64) error {
+	if l < 0 || math.IsNaN(l) || math.IsInf(l, 0) {
+		return fmt.Errorf("%w: limit must be 0 (none) or a positive amount of USD", ErrInvalid)
+	}
+	return nil
+}
+
+// List returns the person's chats (task chats excluded), the most recently
+// changed first.
+func (m *Manager) List() []conversation.Conversation {
+	m.mu.Lock()
+	entries := make([]*entry, 0, len(m.entries))
+	for _, e := range m.entries {
+		entries = append(entries, e)
+	}
+	m.mu.Unlock()
+	out := []conversation.Conversation{}
+	for _, e := range entries {
+		e.mu.Lock()
+		if e.c.Origin.Kind != conversation.FromTask {
+			out = append(out, e.c.Clone())
+		}
+		e.mu.Unlock()
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].UpdatedAt.Equal(out[j].UpdatedAt) {
+			return out[i].UpdatedAt.After(out[j].UpdatedAt)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// Page is a conversation with a page of its messages.
+type Page struct {
+	Conversation conversation.Conversation `json:"conversation"`
+	// Messages are oldest first.
+	Messages []conversation.Message `json:"messages"`
+	// More says older messages remain: ask again with before = the first
+	// message's seq.
+	More bool `json:"more"`
+}
+
+// Get returns a conversation with up to limit of its messages before seq
+// before (0: the newest). limit 0 means 100; at most 500.
+func (m *Manager) Get(id string, before uint64, limit int) (Page, error) {
+	e, err := m.entry(id)
+	if err != nil {
+		return Page{}, err
+	}
+	if limit < 0 || limit > pageMax {
+		return Page{}, fmt.Errorf("%w: limit must be between 1 and %d", ErrInvalid, pageMax)
+	}
+	if limit == 0 {
+		limit = pageDefault
+	}
+	e.mu.Lock()
+	c := e.c.Clone()
+	e.mu.Unlock()
+	if before == 0 || before > c.LastSeq+1 {
+		before = c.LastSeq + 1
+	}
+	msgs, more, err := m.cfg.Store.Messages(id, before, limit)
+	if err != nil {
+		return Page{}, fmt.Errorf("get conversation %s: %w", id, err)
+	}
+	return Page{Conversation: c, Messages: msgs, More: more}, nil
+}
+
+// PatchRequest changes a conversation; only the fields sent change.
+type PatchRequest struct {
+	Title    *string  `json:"title,omitempty"`
+	Mode     *string  `json:"mode,omitempty"`
+	Provider *string  `json:"provider,omitempty"`
+	Model    *string  `json:"model,omitempty"`
+	Limit    *float64 `json:"limit,omitempty"`
+	// Tainted may only be set false: the person clears the guard's mark.
+	Tainted *bool `json:"tainted,omitempty"`
+}
+
+// Patch changes a conversation. A mode change applies from the next tool
+// call, a provider or model change from the next provider call.
+func (m *Manager) Patch(id string, req PatchRequest) (conversation.Conversation, error) {
+	e, err := m.entry(id)
+	if err != nil {
+		return conversation.Conversation{}, err
+	}
+	if req.Mode != nil && !task.Mode(*req.Mode).Valid() {
+		return conversation.Conversation{}, fmt.Errorf("%w: unknown mode %q (plan, ask, edits or auto)", ErrInvalid, *req.Mode)
+	}
+	if req.Provider != nil {
+		if err := m.checkProvider(*req.Provider); err != nil {
+			return conversation.Conversation{}, err
+		}
+	}
+	if req.Title != nil && len(strings.TrimSpace(*req.Title)) > maxTitle {
+		return conversation.Conversation{}, fmt.Errorf("%w: title is longer than %d bytes", ErrInvalid, maxTitle)
+	}
+	if req.Limit != nil {
+		if err := checkLimit(*req.Limit); err != nil {
+			return conversation.Conversation{}, err
+		}
+	}
+	if req.Tainted != nil && *req.Tainted {
+		return conversation.Conversation{}, fmt.Errorf("%w: only the guard marks a chat tainted; send tainted: false to clear it", ErrInvalid)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var msgs []conversation.Message
+	if req.Tainted != nil && e.c.Tainted {
+		msgs = append(msgs, m.notice("You cleared the taint: side effects follow the chat's mode again."))
+	}
+	if req.Mode != nil && task.Mode(*req.Mode) != e.c.Mode {
+		msgs = append(msgs, m.notice("Mode: "+*req.Mode+"."))
+	}
+	return m.updateLocked(e, func(c *conversation.Conversation) error {
+		if req.Title != nil {
+			c.Title = strings.TrimSpace(*req.Title)
+		}
+		if req.Mode != nil {
+			c.Mode = task.Mode(*req.Mode)
+		}
+		if req.Provider != nil {
+			c.Provider = *req.Provider
+		}
+		if req.Model != nil {
+			c.Model = strings.TrimSpace(*req.Model)
+		}
+		if req.Limit != nil {
+			c.Limit = *req.Limit
+		}
+		if req.Tainted != nil {
+			c.Tainted = false
+		}
+		return nil
+	}, msgs...)
+}
+
+// Send stores the person's message and starts a turn in the background. A
+// conversation runs one turn at a time: while one runs, Send is refused
+// with ErrConflict.
+func (m *Manager) Send(id, text string) (conversation.Message, error) {
+	e, err := m.entry(id)
+	if err != nil {
+		return conversation.Message{}, err
+	}
+	if strings.TrimSpace(text) == "" {
+		return conversation.Message{}, fmt.Errorf("%w: text is empty", ErrInvalid)
+	}
+	if len(text) > maxText {
+		return conversation.Message{}, fmt.Errorf("%w: text is longer than %d bytes", ErrInvalid, maxText)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.started || m.closed {
+		return conversation.Message{}, errors.New("chats are not running (Conch is starting or closing)")
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cancel != nil {
+		return conversation.Message{}, fmt.Errorf("conversation %s is still replying; stop it or wait: %w", id, ErrConflict)
+	}
+	msg := m.message(conversation.User)
+	msg.Text = text
+	if _, err := m.updateLocked(e, func(c *conversation.Conversation) error {
+		if c.Title == "" {
+			c.Title = task.TitleFrom(text)
+		}
+		c.Running = true
+		return nil
+	}, msg); err != nil {
+		return conversation.Message{}, err
+	}
+	msg.Seq = e.c.LastSeq
+	msg.ConversationID = id
+	ctx, cancel := context.WithCancelCause(m.ctx)
+	e.cancel, e.done = cancel, make(chan struct{})
+	m.wg.Add(1)
+	go m.turn(ctx, e)
+	return msg, nil
+}
+
+// StopTurn stops the running turn at once: the provider call and any
+// running tool are cancelled. It waits briefly for the turn to end and
+// returns the conversation; with no turn running it is ErrConflict.
+func (m *Manager) StopTurn(id string) (conversation.Conversation, error) {
+	e, err := m.entry(id)
+	if err != nil {
+		return conversation.Conversation{}, err
+	}
+	e.mu.Lock()
+	if e.cancel == nil {
+		c := e.c.Clone()
+		e.mu.Unlock()
+		return c, fmt.Errorf("conversation %s is not replying: %w", id, ErrConflict)
+	}
+	e.cancel(errStopped)
+	done := e.done
+	e.mu.Unlock()
+	select {
+	case <-done:
+	case <-time.After(stopGrace):
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.c.Clone(), nil
+}
+
+// Answer answers the conversation's pending question. A second answer, or
+// one for a question no longer asked, is refused with ErrConflict.
+func (m *Manager) Answer(id, askID string, allow bool) (conversation.Conversation, error) {
+	e, err := m.entry(id)
+	if err != nil {
+		return conversation.Conversation{}, err
+	}
+	if askID == "" {
+		return conversation.Conversation{}, fmt.Errorf("%w: askId is empty", ErrInvalid)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ask == nil || e.ask.id != askID || e.c.Ask == nil {
+		return e.c.Clone(), fmt.Errorf("answer conversation %s: question %s is not waiting for an answer: %w", id, askID, ErrConflict)
+	}
+	ans := conversation.Declined
+	if allow {
+		ans = conversation.Allowed
+	}
+	c, err := m.updateLocked(e, func(c *conversation.Conversation) error {
+		c.Ask = nil
+		return nil
+	}, m.answerMessage(*e.c.Ask, ans))
+	if err != nil {
+		return c, err
+	}
+	e.ask.answer <- allow
+	e.ask = nil
+	return c, nil
+}
+
+func (m *Manager) entry(id string) (*entry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.entries[id]
+	if !ok {
+		return nil, fmt.Errorf("conversation %q: %w", id, ErrNotFound)
+	}
+	return e, nil
+}
+
+// message returns a new message of kind, not yet numbered.
+func (m *Manager) message(kind conversation.Kind) conversation.Message {
+	return conversation.Message{ID: uuid.NewString(), Kind: kind, CreatedAt: m.cfg.Now().UTC()}
+}
+
+func (m *Manager) notice(text string) conversation.Message {
+	msg := m.message(conversation.Notice)
+	msg.Text = text
+	return msg
+}
+
+// answerMessage records how the question q was settled.
+func (m *Manager) answerMessage(q conversation.Ask, ans conversation.Answer) conversation.Message {
+	msg := m.message(conversation.AskKind)
+	q.Answer = ans
+	msg.Ask = &q
+	return msg
+}
+
+// update applies fn to a copy of the conversation, numbers msgs after its
+// newest message, stores both in one transaction, keeps them and publishes
+// them, in that order. If fn or the store fails, nothing changes.
+func (m *Manager) update(e *entry, fn func(c *conversation.Conversation) error, msgs ...conversation.Message) (conversation.Conversation, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return m.updateLocked(e, fn, msgs...)
+}
+
+func (m *Manager) updateLocked(e *entry, fn func(c *conversation.Conversation) error, msgs ...conversation.Message) (conversation.Conversation, error) {
+	next := e.c.Clone()
+	if fn != nil {
+		if err := fn(&next); err != nil {
+			return e.c.Clone(), err
+		}
+	}
+	now := m.cfg.Now().UTC()
+	for i := range msgs {
+		next.LastSeq++
+		msgs[i].Seq = next.LastSeq
+		msgs[i].ConversationID = next.ID
+		if msgs[i].ID == "" {
+			msgs[i].ID = uuid.NewString()
+		}
+		if msgs[i].CreatedAt.IsZero() {
+			msgs[i].CreatedAt = now
+		}
+	}
+	next.Rev = e.c.Rev + 1
+	next.UpdatedAt = now
+	if err := m.cfg.Store.PutConversation(next, msgs...); err != nil {
+		return e.c.Clone(), fmt.Errorf("save conversation %s: %w", next.ID, err)
+	}
+	e.c = next
+	for i := range msgs {
+		msg := msgs[i]
+		m.cfg.Bus.Publish(event.Event{Type: event.MessageAdded, Message: &msg})
+	}
+	m.publish(next)
+	return next.Clone(), nil
+}
+
+func (m *Manager) publish(c conversation.Conversation) {
+	c = c.Clone()
+	m.cfg.Bus.Publish(event.Event{Type: event.ConversationChanged, Conversation: &c})
+}

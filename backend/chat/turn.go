@@ -1,0 +1,519 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"conch/backend/chat/conversation"
+	"conch/backend/event"
+	"conch/backend/provider"
+	"conch/backend/task"
+	"conch/backend/tool"
+)
+
+// Words the model reads when a call did not run.
+const (
+	declinedText    = "The person declined, so it did not run."
+	timedOutText    = "No answer within the ask timeout, so it did not run."
+	notRunText      = "Stopped before it ran."
+	stoppedNotice   = "Stopped."
+	closingNotice   = "Stopped: Conch is closing."
+	noProviderText  = "Pick a provider for this chat to get a reply."
+	streamEndedText = "the reply ended without saying it was done"
+)
+
+// turn runs one turn to its end and settles the conversation: the closing
+// notice, if any, is stored together with running = false.
+func (m *Manager) turn(ctx context.Context, e *entry) {
+	defer m.wg.Done()
+	notice := m.runTurn(ctx, e)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var msgs []conversation.Message
+	if notice != "" {
+		msgs = append(msgs, m.notice(notice))
+	}
+	_, _ = m.updateLocked(e, func(c *conversation.Conversation) error {
+		c.Running, c.Ask = false, nil
+		return nil
+	}, msgs...)
+	e.cancel(nil)
+	e.cancel = nil
+	close(e.done)
+}
+
+// stopReason is the notice for a turn whose ctx ended.
+func stopReason(ctx context.Context) string {
+	if errors.Is(context.Cause(ctx), errClosing) {
+		return closingNotice
+	}
+	return stoppedNotice
+}
+
+// runTurn calls the provider and runs the tools it asks for until it stops
+// asking, the step limit, the budget, an error or a stop. It returns the
+// notice that ends the turn ("" when the model simply finished).
+func (m *Manager) runTurn(ctx context.Context, e *entry) string {
+	history, err := m.history(e)
+	if err != nil {
+		return "Could not read this chat: " + err.Error()
+	}
+	for step := 0; ; step++ {
+		if ctx.Err() != nil {
+			return stopReason(ctx)
+		}
+		c := m.snapshot(e)
+		if step >= m.cfg.StepLimit {
+			return fmt.Sprintf("Stopped after %d steps, the most one reply may take. Send a message to carry on.", m.cfg.StepLimit)
+		}
+		if c.Limit > 0 && c.Spent >= c.Limit {
+			return fmt.Sprintf("Stopped: this chat has spent $%.4f of its $%.2f limit. Raise the limit to carry on.", c.Spent, c.Limit)
+		}
+		if c.Provider == "" {
+			return noProviderText
+		}
+		p, ok := m.cfg.Providers.Provider(c.Provider)
+		if !ok {
+			return fmt.Sprintf("The provider %q is not connected. Pick another one for this chat.", c.Provider)
+		}
+		info := p.Info(ctx)
+		if !info.Ready {
+			reason := info.Reason
+			if reason == "" {
+				reason = "it gave no reason"
+			}
+			return fmt.Sprintf("%s is not ready: %s", name(info, c.Provider), reason)
+		}
+		model := c.Model
+		if model == "" {
+			model = info.Models.Default
+		}
+		res := m.stream(ctx, e, p, provider.Request{
+			Model: model, System: systemPrompt(c), Messages: history, Tools: m.cfg.Tools.Specs(),
+			Mode: c.Mode, Cwd: c.Cwd,
+		})
+		cost := 0.0
+		if res.usage != nil && info.Category != provider.LocalModel {
+			cost = m.cfg.Prices.Cost(model, *res.usage)
+		}
+		var msgs []conversation.Message
+		if res.text != "" {
+			msg := m.message(conversation.Assistant)
+			msg.ID, msg.Text = res.messageID, res.text
+			msgs = append(msgs, msg)
+		}
+		for _, call := range res.calls {
+			msgs = append(msgs, m.callMessage(call))
+		}
+		if len(msgs) > 0 || cost > 0 {
+			if _, err := m.update(e, func(c *conversation.Conversation) error {
+				c.Spent += cost
+				return nil
+			}, msgs...); err != nil {
+				return "Could not save the reply: " + err.Error()
+			}
+		}
+		if res.text != "" || len(res.calls) > 0 {
+			history = append(history, provider.Message{Role: provider.Assistant, Text: res.text, ToolCalls: res.calls})
+		}
+		if res.err != nil {
+			if ctx.Err() != nil {
+				m.settleCalls(e, res.calls, 0)
+				return stopReason(ctx)
+			}
+			return providerNotice(name(info, c.Provider), res.err)
+		}
+		if len(res.calls) == 0 {
+			return ""
+		}
+		for i, call := range res.calls {
+			if ctx.Err() != nil {
+				m.settleCalls(e, res.calls, i)
+				return stopReason(ctx)
+			}
+			result := m.runCall(ctx, e, call)
+			if _, err := m.update(e, nil, m.resultMessage(result)); err != nil {
+				return "Could not save a tool's result: " + err.Error()
+			}
+			history = append(history, provider.Message{
+				Role: provider.ToolRole, ToolCallID: call.ID, Text: result.Output, IsError: result.IsError,
+			})
+		}
+	}
+}
+
+// settleCalls records "stopped before it ran" for calls[from:], so the
+// stored conversation never holds a call without its result.
+func (m *Manager) settleCalls(e *entry, calls []provider.ToolCall, from int) {
+	var msgs []conversation.Message
+	for _, call := range calls[from:] {
+		msgs = append(msgs, m.resultMessage(conversation.ToolResult{CallID: call.ID, Name: call.Name, Output: notRunText, IsError: true}))
+	}
+	if len(msgs) > 0 {
+		_, _ = m.update(e, nil, msgs...)
+	}
+}
+
+func (m *Manager) snapshot(e *entry) conversation.Conversation {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.c.Clone()
+}
+
+func name(info provider.Info, id string) string {
+	if info.Name != "" {
+		return info.Name
+	}
+	return id
+}
+
+// providerNotice says why a provider call failed, in the person's words.
+func providerNotice(who string, err error) string {
+	var lim *provider.LimitError
+	switch {
+	case errors.As(err, &lim):
+		return fmt.Sprintf("%s reached its usage limit: %s", who, lim.Error())
+	case errors.Is(err, provider.ErrLimit):
+		return fmt.Sprintf("%s reached its usage limit: %v", who, err)
+	case errors.Is(err, provider.ErrOverload):
+		return fmt.Sprintf("%s is overloaded; try again shortly. (%v)", who, err)
+	case errors.Is(err, provider.ErrAuth):
+		return fmt.Sprintf("%s refused the credentials: %v", who, err)
+	case errors.Is(err, provider.ErrNotReady):
+		return fmt.Sprintf("%s is not ready: %v", who, err)
+	}
+	return fmt.Sprintf("%s failed: %v", who, err)
+}
+
+func systemPrompt(c conversation.Conversation) string {
+	modes := map[task.Mode]string{
+		task.Plan:  "plan: you may only read; side effects are refused",
+		task.Ask:   "ask: the person is asked before every side effect",
+		task.Edits: "edits: file edits run, commands and network access ask first",
+		task.Auto:  "auto: nothing asks",
+	}
+	return fmt.Sprintf("You are Conch, an assistant on the person's computer. You work in the folder %s; "+
+		"tool paths are relative to it and cannot leave it. Permission mode: %s. "+
+		"When a tool call is refused or declined, do not try to get around it: say what you would have done. "+
+		"Keep replies short.", c.Cwd, modes[c.Mode])
+}
+
+// streamed is what one provider call gave.
+type streamed struct {
+	messageID string
+	text      string
+	calls     []provider.ToolCall
+	usage     *provider.Usage
+	err       error
+}
+
+// stream makes one provider call, publishing text as it arrives (pieces
+// coalesced every DeltaInterval). A cancelled ctx ends it at once, with
+// what arrived so far.
+func (m *Manager) stream(ctx context.Context, e *entry, p provider.Provider, req provider.Request) streamed {
+	res := streamed{messageID: uuid.NewString()}
+	ch, err := p.Stream(ctx, req)
+	if err != nil {
+		res.err = err
+		return res
+	}
+	convID := m.snapshot(e).ID
+	var text, piece strings.Builder
+	flush := func() {
+		if piece.Len() == 0 {
+			return
+		}
+		m.cfg.Bus.Publish(event.Event{Type: event.MessageDelta, Delta: &event.Delta{
+			ConversationID: convID, MessageID: res.messageID, Text: piece.String(),
+		}})
+		piece.Reset()
+	}
+	tick := time.NewTicker(m.cfg.DeltaInterval)
+	defer tick.Stop()
+	defer func() { res.text = text.String() }()
+	for {
+		select {
+		case <-ctx.Done():
+			flush()
+			res.text = text.String()
+			res.err = context.Cause(ctx)
+			go drain(ch)
+			return res
+		case <-tick.C:
+			flush()
+		case ev, ok := <-ch:
+			if !ok {
+				flush()
+				res.text = text.String()
+				res.err = fmt.Errorf("%w: %s", provider.ErrProtocol, streamEndedText)
+				return res
+			}
+			switch ev.Kind {
+			case provider.TextDelta:
+				text.WriteString(ev.Text)
+				piece.WriteString(ev.Text)
+			case provider.ToolCallEvent:
+				if ev.Call != nil {
+					call := *ev.Call
+					if call.ID == "" {
+						call.ID = "call_" + uuid.NewString()
+					}
+					res.calls = append(res.calls, call)
+				}
+			case provider.UsageEvent:
+				if ev.Usage != nil {
+					u := *ev.Usage
+					res.usage = &u
+				}
+			case provider.DoneEvent, provider.ErrorEvent:
+				flush()
+				res.text = text.String()
+				if ev.Kind == provider.ErrorEvent {
+					res.err = ev.Err
+					if res.err == nil {
+						res.err = errors.New("unknown error")
+					}
+				}
+				go drain(ch)
+				return res
+			}
+		}
+	}
+}
+
+// drain empties a stream that is no longer read, so a provider that sends
+// after its end (or after a stop) never blocks on it.
+func drain(ch <-chan provider.Event) {
+	for range ch {
+	}
+}
+
+func (m *Manager) callMessage(call provider.ToolCall) conversation.Message {
+	msg := m.message(conversation.ToolCallKind)
+	tc := &conversation.ToolCall{ID: call.ID, Name: call.Name, Arguments: validJSON(call.Arguments), Effect: string(tool.Network), Title: call.Name}
+	if t, err := m.cfg.Tools.Get(call.Name); err == nil {
+		tc.Effect, tc.Title = string(t.Effect), t.Title(call.Arguments)
+	}
+	msg.ToolCall = tc
+	return msg
+}
+
+// validJSON keeps arguments that are JSON and quotes the rest, so a model's
+// broken arguments are stored (and shown) rather than refused by the
+// encoder.
+func validJSON(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("{}")
+	}
+	if json.Valid(raw) {
+		return raw
+	}
+	b, _ := json.Marshal(string(raw))
+	return b
+}
+
+func (m *Manager) resultMessage(r conversation.ToolResult) conversation.Message {
+	msg := m.message(conversation.ToolResultKind)
+	msg.ToolResult = &r
+	return msg
+}
+
+// runCall puts one call through the gate (asking when it says so), runs
+// it, and applies the guard.
+func (m *Manager) runCall(ctx context.Context, e *entry, call provider.ToolCall) conversation.ToolResult {
+	res := conversation.ToolResult{CallID: call.ID, Name: call.Name}
+	fail := func(text string) conversation.ToolResult {
+		res.Output, res.IsError = text, true
+		return res
+	}
+	t, err := m.cfg.Tools.Get(call.Name)
+	if err != nil {
+		return fail(err.Error())
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(validJSON(call.Arguments), &obj); err != nil || obj == nil {
+		return fail(fmt.Sprintf("%s: the arguments must be a JSON object, got %s", call.Name, string(call.Arguments)))
+	}
+	c := m.snapshot(e)
+	title := t.Title(call.Arguments)
+	switch Gate(c.Mode, t.Effect, c.Tainted) {
+	case Refuse:
+		return fail(fmt.Sprintf("Refused: this chat is in plan mode, which only reads; %q (%s) was not run.", title, t.Effect))
+	case AskFirst:
+		detail := title
+		if c.Tainted {
+			detail += " (the chat is tainted, so every side effect asks)"
+		}
+		switch m.ask(ctx, e, call.ID, call.Name, detail) {
+		case conversation.Allowed:
+		case conversation.Declined:
+			return fail(declinedText)
+		case conversation.TimedOut:
+			return fail(timedOutText)
+		default:
+			return fail(notRunText)
+		}
+		if ctx.Err() != nil {
+			return fail(notRunText)
+		}
+		c = m.snapshot(e)
+	}
+	env := tool.Env{Dir: c.Cwd, HTTP: m.cfg.HTTP, Grace: m.cfg.CommandGrace}
+	if m.cfg.Logs != nil && t.Effect == tool.Command {
+		if w, err := m.cfg.Logs.Open(c.ID); err == nil {
+			defer w.Close()
+			env.Log = w
+		}
+	}
+	out, err := t.Run(ctx, env, call.Arguments)
+	if err != nil {
+		res.Output, res.IsError = err.Error(), true
+		if ctx.Err() != nil {
+			res.Output = "Stopped while it ran."
+			if out != "" {
+				res.Output += " Its output so far:\n" + out
+			}
+		}
+	} else {
+		res.Output = out
+	}
+	if taints, why := Taints(call.Name, call.Arguments, c.Cwd); taints {
+		m.taint(e, why)
+	}
+	return res
+}
+
+// taint marks the chat tainted (once) and says why in a notice.
+func (m *Manager) taint(e *entry, why string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.c.Tainted {
+		return
+	}
+	_, _ = m.updateLocked(e, func(c *conversation.Conversation) error {
+		c.Tainted = true
+		return nil
+	}, m.notice("This chat is now tainted: "+why+". Every side effect asks first until you clear it."))
+}
+
+// ask puts a question in the chat and waits for Answer, the timeout or ctx.
+func (m *Manager) ask(ctx context.Context, e *entry, callID, toolName, detail string) conversation.Answer {
+	now := m.cfg.Now().UTC()
+	q := conversation.Ask{ID: uuid.NewString(), CallID: callID, Tool: toolName, Detail: detail, AskedAt: now, ExpiresAt: now.Add(m.cfg.AskTimeout)}
+	answer := make(chan bool, 1)
+	msg := m.message(conversation.AskKind)
+	msg.Ask = &q
+	e.mu.Lock()
+	_, err := m.updateLocked(e, func(c *conversation.Conversation) error {
+		qc := q
+		c.Ask = &qc
+		return nil
+	}, msg)
+	if err == nil {
+		e.ask = &pending{id: q.ID, answer: answer}
+	}
+	e.mu.Unlock()
+	if err != nil {
+		return conversation.Stopped
+	}
+	timer := time.NewTimer(m.cfg.AskTimeout)
+	defer timer.Stop()
+	settle := conversation.Stopped
+	select {
+	case allow := <-answer:
+		return verdict(allow)
+	case <-ctx.Done():
+	case <-timer.C:
+		settle = conversation.TimedOut
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ask == nil || e.ask.id != q.ID { // answered at the same moment: the answer wins
+		return verdict(<-answer)
+	}
+	e.ask = nil
+	_, _ = m.updateLocked(e, func(c *conversation.Conversation) error {
+		c.Ask = nil
+		return nil
+	}, m.answerMessage(q, settle))
+	return settle
+}
+
+func verdict(allow bool) conversation.Answer {
+	if allow {
+		return conversation.Allowed
+	}
+	return conversation.Declined
+}
+
+// history rebuilds what the provider is sent from the stored messages:
+// user text, assistant text with its tool calls, tool results. Notices,
+// asks and task events are for the person. A call left without a result
+// gets "Stopped before it ran.", and consecutive user messages are joined,
+// so every provider accepts the history.
+func (m *Manager) history(e *entry) ([]provider.Message, error) {
+	id := m.snapshot(e).ID
+	msgs, _, err := m.cfg.Store.Messages(id, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	var out []provider.Message
+	open := map[string]bool{} // calls of the last assistant message still without a result
+	var openOrder []string
+	closeOpen := func() {
+		for _, cid := range openOrder {
+			if open[cid] {
+				out = append(out, provider.Message{Role: provider.ToolRole, ToolCallID: cid, Text: notRunText, IsError: true})
+			}
+		}
+		open, openOrder = map[string]bool{}, nil
+	}
+	last := func() *provider.Message {
+		if len(out) == 0 {
+			return nil
+		}
+		return &out[len(out)-1]
+	}
+	for _, msg := range msgs {
+		switch msg.Kind {
+		case conversation.User:
+			closeOpen()
+			if l := last(); l != nil && l.Role == provider.User {
+				l.Text += "\n\n" + msg.Text
+				continue
+			}
+			out = append(out, provider.Message{Role: provider.User, Text: msg.Text})
+		case conversation.Assistant:
+			closeOpen()
+			out = append(out, provider.Message{Role: provider.Assistant, Text: msg.Text})
+		case conversation.ToolCallKind:
+			if msg.ToolCall == nil {
+				continue
+			}
+			call := provider.ToolCall{ID: msg.ToolCall.ID, Name: msg.ToolCall.Name, Arguments: msg.ToolCall.Arguments}
+			if l := last(); l != nil && l.Role == provider.Assistant && len(openOrder) == len(l.ToolCalls) {
+				l.ToolCalls = append(l.ToolCalls, call)
+			} else {
+				closeOpen()
+				out = append(out, provider.Message{Role: provider.Assistant, ToolCalls: []provider.ToolCall{call}})
+			}
+			open[call.ID] = true
+			openOrder = append(openOrder, call.ID)
+		case conversation.ToolResultKind:
+			r := msg.ToolResult
+			if r == nil || !open[r.CallID] {
+				continue
+			}
+			open[r.CallID] = false
+			out = append(out, provider.Message{Role: provider.ToolRole, ToolCallID: r.CallID, Text: r.Output, IsError: r.IsError})
+		}
+	}
+	closeOpen()
+	return out, nil
+}
