@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"conch/backend/chat"
 	"conch/backend/task"
 	"conch/backend/taskrun"
 )
@@ -28,6 +29,8 @@ func (g *Gateway) routes() {
 	g.mux.HandleFunc("/api/doctor", g.doctor)
 	g.mux.HandleFunc("/api/approvals", g.approvals)
 	g.mux.HandleFunc("/api/tasks/", g.taskByID)
+	g.mux.HandleFunc("/api/conversations", g.conversations)
+	g.mux.HandleFunc("/api/conversations/", g.conversationByID)
 	g.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "No such API route: "+r.URL.Path)
 	})
@@ -362,13 +365,13 @@ func writeErr(w http.ResponseWriter, err error) {
 func ErrorFor(err error) (int, ErrorBody) {
 	status, code := http.StatusInternalServerError, "internal"
 	switch {
-	case errors.Is(err, taskrun.ErrNotFound):
+	case errors.Is(err, taskrun.ErrNotFound), errors.Is(err, chat.ErrNotFound):
 		status, code = http.StatusNotFound, "not_found"
-	case errors.Is(err, taskrun.ErrInvalid):
+	case errors.Is(err, taskrun.ErrInvalid), errors.Is(err, chat.ErrInvalid):
 		status, code = http.StatusBadRequest, "invalid"
 	case errors.Is(err, task.ErrInvalidTransition):
 		status, code = http.StatusConflict, "invalid_transition"
-	case errors.Is(err, taskrun.ErrConflict):
+	case errors.Is(err, taskrun.ErrConflict), errors.Is(err, chat.ErrConflict):
 		status, code = http.StatusConflict, "conflict"
 	}
 	var b ErrorBody

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"conch/backend/chat"
 	"conch/backend/doctor"
 	"conch/backend/event"
 	"conch/backend/output"
@@ -33,6 +34,7 @@ const TokenFile = "gateway-token"
 // Config wires a gateway.
 type Config struct {
 	Tasks  *taskrun.Runner
+	Chats  *chat.Manager // nil: the conversation routes answer 404
 	Prefs  Preferences
 	Doctor func() doctor.Report
 	Logs   *output.Logs

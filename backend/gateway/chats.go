@@ -1,0 +1,166 @@
+package gateway
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"conch/backend/chat"
+)
+
+// conversations lists the person's chats (GET) and starts one (POST).
+func (g *Gateway) conversations(w http.ResponseWriter, r *http.Request) {
+	if g.cfg.Chats == nil {
+		writeError(w, http.StatusNotFound, "not_found", "Chats are not available here.")
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+		writeJSON(w, http.StatusOK, map[string]any{"conversations": g.cfg.Chats.List()})
+	case http.MethodPost:
+		var req chat.CreateRequest
+		if !decode(w, r, &req) {
+			return
+		}
+		c, err := g.cfg.Chats.Create(req)
+		if err != nil {
+			writeErr(w, err)
+			return
+		}
+		writeJSON(w, http.StatusCreated, c)
+	default:
+		methodNotAllowed(w, "GET, POST")
+	}
+}
+
+// conversationByID serves /api/conversations/:id and its actions:
+// messages, stop, asks/:askId.
+func (g *Gateway) conversationByID(w http.ResponseWriter, r *http.Request) {
+	if g.cfg.Chats == nil {
+		writeError(w, http.StatusNotFound, "not_found", "Chats are not available here.")
+		return
+	}
+	rest := strings.TrimPrefix(r.URL.Path, "/api/conversations/")
+	parts := strings.Split(rest, "/")
+	id := parts[0]
+	notFound := func() { writeError(w, http.StatusNotFound, "not_found", "No such API route: "+r.URL.Path) }
+	if id == "" {
+		notFound()
+		return
+	}
+	switch {
+	case len(parts) == 1:
+		switch r.Method {
+		case http.MethodGet:
+			g.getConversation(w, r, id)
+		case http.MethodPatch:
+			g.patchConversation(w, r, id)
+		default:
+			methodNotAllowed(w, "GET, PATCH")
+		}
+	case len(parts) == 2 && parts[1] == "messages":
+		if r.Method != http.MethodPost {
+			methodNotAllowed(w, "POST")
+			return
+		}
+		g.sendMessage(w, r, id)
+	case len(parts) == 2 && parts[1] == "stop":
+		if r.Method != http.MethodPost {
+			methodNotAllowed(w, "POST")
+			return
+		}
+		if !emptyBody(w, r) {
+			return
+		}
+		c, err := g.cfg.Chats.StopTurn(id)
+		if err != nil {
+			writeErr(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, c)
+	case len(parts) == 3 && parts[1] == "asks" && parts[2] != "":
+		if r.Method != http.MethodPost {
+			methodNotAllowed(w, "POST")
+			return
+		}
+		g.answerAsk(w, r, id, parts[2])
+	default:
+		notFound()
+	}
+}
+
+func (g *Gateway) getConversation(w http.ResponseWriter, r *http.Request, id string) {
+	q := r.URL.Query()
+	before, err := strconv.ParseUint(q.Get("before"), 10, 64)
+	if q.Get("before") == "" {
+		before, err = 0, nil
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid", "before must be a message's seq (a whole number, 1 or more).")
+		return
+	}
+	limit, err := intParam(q.Get("limit"), 0)
+	if err != nil || limit < 0 || (q.Get("limit") != "" && limit == 0) || limit > 500 {
+		writeError(w, http.StatusBadRequest, "invalid", "limit must be a whole number from 1 to 500.")
+		return
+	}
+	p, err := g.cfg.Chats.Get(id, before, int(limit))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, p)
+}
+
+func (g *Gateway) patchConversation(w http.ResponseWriter, r *http.Request, id string) {
+	var req chat.PatchRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	c, err := g.cfg.Chats.Patch(id, req)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, c)
+}
+
+// SendRequest is the body of POST /api/conversations/:id/messages.
+type SendRequest struct {
+	Text string `json:"text"`
+}
+
+func (g *Gateway) sendMessage(w http.ResponseWriter, r *http.Request, id string) {
+	var req SendRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	m, err := g.cfg.Chats.Send(id, req.Text)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, m)
+}
+
+// AskAnswer is the body of POST /api/conversations/:id/asks/:askId.
+type AskAnswer struct {
+	Allow *bool `json:"allow"`
+}
+
+func (g *Gateway) answerAsk(w http.ResponseWriter, r *http.Request, id, askID string) {
+	var req AskAnswer
+	if !decode(w, r, &req) {
+		return
+	}
+	if req.Allow == nil {
+		writeError(w, http.StatusBadRequest, "invalid", "Send {\"allow\": true|false}.")
+		return
+	}
+	c, err := g.cfg.Chats.Answer(id, askID, *req.Allow)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, c)
+}
