@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 
+	"conch/backend/chat"
+	"conch/backend/chat/conversation"
 	"conch/backend/doctor"
 	"conch/backend/event"
 	"conch/backend/gateway"
@@ -29,6 +31,7 @@ type App struct {
 	bus    *event.Bus
 	logs   *output.Logs
 	tasks  *taskrun.Runner
+	chats  *chat.Manager
 	shell  *shell.Shell
 	alerts *notify.Service
 
@@ -78,6 +81,15 @@ func openApp(ctx context.Context, home string, on surface) (*App, error) {
 		Home:      userHome,
 		Executors: map[string]taskrun.Executor{"shell": a.shell},
 	})
+	// Providers are configured later (GET/PUT /api/providers); until then
+	// chats start without one and say so when sent to.
+	a.chats = chat.New(chat.Config{
+		Store:     st,
+		Bus:       a.bus,
+		Providers: chat.Providers{},
+		Logs:      output.New(filepath.Join(home, "chats")),
+		Home:      userHome,
+	})
 	// The notifier calls back into the service (clicks, buttons), which
 	// sends through the notifier: the closure breaks the cycle.
 	var alerts *notify.Service
@@ -98,12 +110,20 @@ func openApp(ctx context.Context, home string, on surface) (*App, error) {
 		_ = st.Close()
 		return nil, err
 	}
+	if err := a.chats.Start(ctx); err != nil {
+		a.tasks.Stop()
+		a.alerts.Stop()
+		_ = notifier.Close()
+		_ = st.Close()
+		return nil, err
+	}
 	return a, nil
 }
 
 // close stops every run (they become interrupted) and closes the store;
 // safe twice.
 func (a *App) close() error {
+	a.chats.Stop()
 	a.tasks.Stop()
 	a.alerts.Stop()
 	_ = a.notifier.Close()
@@ -259,6 +279,56 @@ func (a *App) SetPreferences(p pref.Preferences) (pref.Preferences, error) {
 	}
 	a.tasks.SetLimits(p.Limits)
 	return p, nil
+}
+
+// ConversationList is the answer of ListConversations, as GET
+// /api/conversations gives it.
+type ConversationList struct {
+	Conversations []conversation.Conversation `json:"conversations"`
+}
+
+// ListConversations returns the person's chats (task chats excluded), the
+// most recently changed first.
+func (a *App) ListConversations() ConversationList {
+	return ConversationList{Conversations: a.chats.List()}
+}
+
+// CreateConversation starts a chat.
+func (a *App) CreateConversation(req chat.CreateRequest) (conversation.Conversation, error) {
+	c, err := a.chats.Create(req)
+	return c, bindErr(err)
+}
+
+// GetConversation returns a chat with up to limit messages before seq
+// before (0, 0: the newest 100).
+func (a *App) GetConversation(id string, before uint64, limit int) (chat.Page, error) {
+	p, err := a.chats.Get(id, before, limit)
+	return p, bindErr(err)
+}
+
+// PatchConversation changes a chat's title, mode, provider, model, limit,
+// or clears its taint.
+func (a *App) PatchConversation(id string, req chat.PatchRequest) (conversation.Conversation, error) {
+	c, err := a.chats.Patch(id, req)
+	return c, bindErr(err)
+}
+
+// SendMessage sends the person's message; the reply streams in as events.
+func (a *App) SendMessage(id, text string) (conversation.Message, error) {
+	m, err := a.chats.Send(id, text)
+	return m, bindErr(err)
+}
+
+// StopConversation stops a chat's running reply and any tool it runs.
+func (a *App) StopConversation(id string) (conversation.Conversation, error) {
+	c, err := a.chats.StopTurn(id)
+	return c, bindErr(err)
+}
+
+// AnswerAsk allows or denies a chat's pending question.
+func (a *App) AnswerAsk(id, askID string, allow bool) (conversation.Conversation, error) {
+	c, err := a.chats.Answer(id, askID, allow)
+	return c, bindErr(err)
 }
 
 // bindErr gives a binding's error the same JSON body the HTTP API sends, so
