@@ -31,6 +31,9 @@ type reply struct {
 	err   error
 	// block waits until the request's ctx ends, like a slow model.
 	block bool
+	// ask, when set, asks through req.Ask first (as a coding agent does)
+	// and streams "allowed" or "denied".
+	ask string
 }
 
 // scripted is the model edge: a Provider that answers each call with the
@@ -75,6 +78,14 @@ func (s *scripted) Stream(ctx context.Context, req provider.Request) (<-chan pro
 			case <-ctx.Done():
 				return false
 			}
+		}
+		if r.ask != "" {
+			ok, err := req.Ask(ctx, "Bash", r.ask)
+			if err != nil {
+				send(provider.Event{Kind: provider.ErrorEvent, Err: err})
+				return
+			}
+			r.text = []string{map[bool]string{true: "allowed", false: "denied"}[ok]}
 		}
 		if r.block {
 			<-ctx.Done()
@@ -697,5 +708,50 @@ func TestRestartFindsEverythingAndHeals(t *testing.T) {
 	}
 	if _, err := m.Get("nope", 0, 0); !errors.Is(err, chat.ErrNotFound) {
 		t.Errorf("unknown id: %v", err)
+	}
+}
+
+func TestStopWhileAsking(t *testing.T) {
+	fake := newScripted(reply{calls: []provider.ToolCall{call("w", "write_file", `{"path":"a.txt","content":"x"}`)}})
+	e := setup(t, fake)
+	c := e.create(t, task.Ask)
+	if _, err := e.m.Send(c.ID, "write"); err != nil {
+		t.Fatal(err)
+	}
+	asked := e.asking(t, c.ID)
+	start := time.Now()
+	c, err := e.m.StopTurn(c.ID)
+	if err != nil || c.Running || c.Ask != nil || time.Since(start) > time.Second {
+		t.Fatalf("stop while asking: %+v %v after %s", c, err, time.Since(start))
+	}
+	if _, err := e.m.Answer(c.ID, asked.Ask.ID, true); !errors.Is(err, chat.ErrConflict) {
+		t.Errorf("answering a stopped ask: %v", err)
+	}
+	if got := kinds(e.messages(t, c.ID)); got != "user tool-call ask ask tool-result notice" {
+		t.Errorf("kinds %s\n%s", got, e.transcript(t, c.ID))
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "a.txt")); err == nil {
+		t.Error("the write ran")
+	}
+}
+
+func TestCodingAgentAsksThroughTheChat(t *testing.T) {
+	fake := newScripted(reply{ask: "Run rm -rf build"})
+	e := setup(t, fake)
+	c := e.create(t, task.Ask)
+	if _, err := e.m.Send(c.ID, "clean"); err != nil {
+		t.Fatal(err)
+	}
+	asked := e.asking(t, c.ID)
+	if asked.Ask.Tool != "Bash" || asked.Ask.Detail != "Run rm -rf build" {
+		t.Errorf("ask %+v", asked.Ask)
+	}
+	if _, err := e.m.Answer(c.ID, asked.Ask.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	e.idle(t, c.ID)
+	ms := e.messages(t, c.ID)
+	if last := ms[len(ms)-1]; last.Kind != conversation.Assistant || last.Text != "denied" {
+		t.Errorf("last %+v\n%s", last, e.transcript(t, c.ID))
 	}
 }

@@ -97,6 +97,17 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) string {
 		res := m.stream(ctx, e, p, provider.Request{
 			Model: model, System: systemPrompt(c), Messages: history, Tools: m.cfg.Tools.Specs(),
 			Mode: c.Mode, Cwd: c.Cwd,
+			// A coding agent runs its own tools and routes its asks here.
+			Ask: func(ctx context.Context, toolName, detail string) (bool, error) {
+				switch ans := m.ask(ctx, e, "", toolName, detail); ans {
+				case conversation.Allowed:
+					return true, nil
+				case conversation.Stopped:
+					return false, context.Cause(ctx)
+				default:
+					return false, nil
+				}
+			},
 		})
 		cost := 0.0
 		if res.usage != nil && info.Category != provider.LocalModel {
@@ -123,8 +134,10 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) string {
 			history = append(history, provider.Message{Role: provider.Assistant, Text: res.text, ToolCalls: res.calls})
 		}
 		if res.err != nil {
+			// Calls that came before the failure never run; say so, so no
+			// call is left without a result.
+			m.settleCalls(e, res.calls, 0)
 			if ctx.Err() != nil {
-				m.settleCalls(e, res.calls, 0)
 				return stopReason(ctx)
 			}
 			return providerNotice(name(info, c.Provider), res.err)
@@ -236,7 +249,6 @@ func (m *Manager) stream(ctx context.Context, e *entry, p provider.Provider, req
 	}
 	tick := time.NewTicker(m.cfg.DeltaInterval)
 	defer tick.Stop()
-	defer func() { res.text = text.String() }()
 	for {
 		select {
 		case <-ctx.Done():
@@ -346,7 +358,7 @@ func (m *Manager) runCall(ctx context.Context, e *entry, call provider.ToolCall)
 	case Refuse:
 		return fail(fmt.Sprintf("Refused: this chat is in plan mode, which only reads; %q (%s) was not run.", title, t.Effect))
 	case AskFirst:
-		detail := title
+		detail := askDetail(title, call.Name, call.Arguments, c.Cwd)
 		if c.Tainted {
 			detail += " (the chat is tainted, so every side effect asks)"
 		}
@@ -387,6 +399,20 @@ func (m *Manager) runCall(ctx context.Context, e *entry, call provider.ToolCall)
 		m.taint(e, why)
 	}
 	return res
+}
+
+// askDetail is what the person reads when asked: the whole command for
+// run_command (a title is cut short), the call's title otherwise.
+func askDetail(title, name string, args json.RawMessage, cwd string) string {
+	if name == "run_command" {
+		var a struct {
+			Command string `json:"command"`
+		}
+		if json.Unmarshal(args, &a) == nil && a.Command != "" {
+			return "Run `" + a.Command + "` in " + cwd
+		}
+	}
+	return title
 }
 
 // taint marks the chat tainted (once) and says why in a notice.
