@@ -147,7 +147,7 @@ type pending struct {
 
 var (
 	errStopped = errors.New("stopped by the person")
-	errClosing = errors.New("Conch is closing")
+	errClosing = errors.New("conch is closing")
 )
 
 // New returns a manager; call Start before use.

@@ -130,22 +130,19 @@ func (b *Bolt) Messages(conversationID string, before uint64, limit int) ([]conv
 	prefix := append([]byte(conversationID), 0)
 	err := b.view(func(tx *bolt.Tx) error {
 		cur := tx.Bucket(bucketMsgs).Cursor()
-		var k, v []byte
+		// Seek to the first key at or past the page's end, then step back:
+		// the end is this conversation's seq before, or (before 0) the
+		// first key past the conversation's range.
+		end := messageKey(conversationID, before)
 		if before == 0 {
-			// The first key past this conversation's range, then step back.
-			k, v = cur.Seek(append([]byte(conversationID), 1))
-			if k == nil {
-				k, v = cur.Last()
-			} else {
-				k, v = cur.Prev()
-			}
+			end = append([]byte(conversationID), 1)
+		}
+		k, _ := cur.Seek(end)
+		var v []byte
+		if k == nil {
+			k, v = cur.Last()
 		} else {
-			k, _ = cur.Seek(messageKey(conversationID, before))
-			if k == nil {
-				k, v = cur.Last()
-			} else {
-				k, v = cur.Prev()
-			}
+			k, v = cur.Prev()
 		}
 		for ; k != nil && bytes.HasPrefix(k, prefix); k, v = cur.Prev() {
 			if limit > 0 && len(msgs) == limit {
