@@ -146,6 +146,13 @@ var readFile = Tool{
 
 // readBounded reads at most maxRead bytes of a regular file.
 func readBounded(p string) ([]byte, bool, error) {
+	if fi, err := os.Stat(p); err != nil {
+		return nil, false, err
+	} else if fi.IsDir() {
+		return nil, false, errors.New("it is a folder; use list_files")
+	} else if !fi.Mode().IsRegular() {
+		return nil, false, errors.New("it is not a regular file (a pipe or device would never end)")
+	}
 	f, err := os.Open(p)
 	if err != nil {
 		return nil, false, err
@@ -289,6 +296,9 @@ var writeFile = Tool{
 			if fi.IsDir() {
 				return "", fmt.Errorf("write %s: it is a folder", *a.Path)
 			}
+			if !fi.Mode().IsRegular() {
+				return "", fmt.Errorf("write %s: it is not a regular file", *a.Path)
+			}
 			perm = fi.Mode().Perm()
 		}
 		if err := os.WriteFile(p, []byte(*a.Content), perm); err != nil {
@@ -323,6 +333,9 @@ var editFile = Tool{
 		fi, err := os.Stat(p)
 		if err != nil {
 			return "", fmt.Errorf("edit %s: %w", a.Path, err)
+		}
+		if !fi.Mode().IsRegular() {
+			return "", fmt.Errorf("edit %s: it is not a regular file", a.Path)
 		}
 		b, err := os.ReadFile(p)
 		if err != nil {

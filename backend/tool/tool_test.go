@@ -1,3 +1,5 @@
+//go:build unix
+
 package tool
 
 import (
@@ -11,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -105,6 +108,7 @@ func call(t *testing.T, env Env, name, args string) (string, error) {
 func TestFileTools(t *testing.T) {
 	dir, _ := folder(t)
 	env := Env{Dir: dir}
+	must(t, syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o600))
 	for _, tc := range []struct {
 		name, tool, args string
 		want             string // substring of the output, or of the error
@@ -125,6 +129,9 @@ func TestFileTools(t *testing.T) {
 		{"read wrong type", "read_file", `{"path":3}`, "bad arguments", true},
 		{"read unknown field", "read_file", `{"path":"go.mod","mode":"x"}`, "unknown field", true},
 		{"read a folder", "read_file", `{"path":"src"}`, "folder", true},
+		{"read a pipe", "read_file", `{"path":"pipe"}`, "not a regular file", true},
+		{"write a pipe", "write_file", `{"path":"pipe","content":"x"}`, "not a regular file", true},
+		{"edit a pipe", "edit_file", `{"path":"pipe","old":"a","new":"b"}`, "not a regular file", true},
 		{"search", "search_files", `{"pattern":"print\\w+"}`, "src/main.go:4: \tprintln", false},
 		{"search glob", "search_files", `{"pattern":"module","glob":"*.go"}`, "No matches.", false},
 		{"search skips .git", "search_files", `{"pattern":"ref: main"}`, "No matches.", false},
