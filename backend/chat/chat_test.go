@@ -755,3 +755,32 @@ func TestCodingAgentAsksThroughTheChat(t *testing.T) {
 		t.Errorf("last %+v\n%s", last, e.transcript(t, c.ID))
 	}
 }
+
+func TestBadCallsAreToolErrorsTheModelReads(t *testing.T) {
+	fake := newScripted(
+		reply{calls: []provider.ToolCall{
+			call("u", "delete_everything", `{}`),
+			call("b", "read_file", `{"path":`),
+			call("m", "read_file", `{}`),
+			call("a", "read_file", `[1]`),
+		}},
+		reply{text: []string{"sorry"}},
+	)
+	e := setup(t, fake)
+	c := e.create(t, task.Auto)
+	if _, err := e.m.Send(c.ID, "go"); err != nil {
+		t.Fatal(err)
+	}
+	e.idle(t, c.ID)
+	reqs := fake.calls()
+	if len(reqs) != 2 {
+		t.Fatalf("%d calls\n%s", len(reqs), e.transcript(t, c.ID))
+	}
+	h := reqs[1].Messages
+	want := map[string]string{"u": "no such tool", "b": "must be a JSON object", "m": `"path" is required`, "a": "must be a JSON object"}
+	for _, m := range h[len(h)-4:] {
+		if m.Role != provider.ToolRole || !m.IsError || !strings.Contains(m.Text, want[m.ToolCallID]) {
+			t.Errorf("the model read %+v, want an error with %q", m, want[m.ToolCallID])
+		}
+	}
+}

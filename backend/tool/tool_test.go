@@ -294,3 +294,32 @@ func TestUnknownTool(t *testing.T) {
 		}
 	}
 }
+
+// FuzzArguments feeds the file tools arbitrary arguments: whatever the model
+// sends, a tool answers or errs, and never panics or leaves the folder.
+// run_command and fetch_url are left out: fuzzed text must never run.
+func FuzzArguments(f *testing.F) {
+	for _, s := range []string{`{}`, `{"path":"go.mod"}`, `{"path":"../x","content":"y"}`, `null`, `[]`, `"s"`, `{"path":{"a":1}}`,
+		`{"pattern":"(","path":"/"}`, `{"path":"a","old":"","new":null}`, `{"offset":-1,"limit":1e99,"path":"go.mod"}`, ``} {
+		f.Add(s)
+	}
+	parent := f.TempDir()
+	dir := filepath.Join(parent, "chat")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		f.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module x\n"), 0o644); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, args string) {
+		for _, name := range []string{"list_files", "read_file", "search_files", "write_file", "edit_file"} {
+			tl := Host()[name]
+			_ = tl.Title(json.RawMessage(args))
+			_, _ = tl.Run(context.Background(), Env{Dir: dir}, json.RawMessage(args))
+		}
+		entries, _ := os.ReadDir(parent)
+		if len(entries) != 1 {
+			t.Fatalf("a tool wrote outside the folder: %v", entries)
+		}
+	})
+}
