@@ -39,10 +39,19 @@ func DefaultPrices() Prices {
 }
 
 // Cost is what usage on model costs: the provider's own figure when it gave
-// one, else tokens × the price of the longest table entry model starts with.
+// one, else tokens × the price of the longest table entry model (or, for
+// "vendor/model", the part after the slash) starts with. Prefixes may
+// overestimate a smaller sibling ("gpt-5" for "gpt-5-nano"), which errs on
+// the safe side of a budget.
 func (p Prices) Cost(model string, u provider.Usage) float64 {
 	if u.CostUSD > 0 {
 		return u.CostUSD
+	}
+	// OpenRouter names models "vendor/model".
+	if i := strings.LastIndexByte(model, '/'); i >= 0 {
+		if _, ok := p[model]; !ok {
+			model = model[i+1:]
+		}
 	}
 	best, found := "", false
 	for k := range p {

@@ -18,6 +18,7 @@ func TestPricesCost(t *testing.T) {
 		{"claude-sonnet-4-5-x", provider.Usage{InputTokens: 1e6}, 4}, // the longest prefix wins
 		{"gpt-4o", provider.Usage{InputTokens: 1e6, CacheReadTokens: 1e6}, 3.75},
 		{"llama3.2", provider.Usage{InputTokens: 1e6}, 0},
+		{"anthropic/claude-sonnet-4", provider.Usage{OutputTokens: 1e6}, 15},
 		{"anything", provider.Usage{InputTokens: 5, CostUSD: 0.12}, 0.12},
 	} {
 		if got := p.Cost(tc.model, tc.u); math.Abs(got-tc.want) > 1e-9 {
