@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"conch/backend/chat"
 	"conch/backend/chat/conversation"
 	"conch/backend/event"
@@ -248,5 +250,50 @@ func TestConversationBadInput(t *testing.T) {
 			continue
 		}
 		wantError(t, resp, b, tc.status, tc.code)
+	}
+}
+
+func TestWebSocketStreamsAChat(t *testing.T) {
+	e, dir := setupChats(t, &twoStep{n: 1}) // past the tool call: it answers "Done."
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, wsURL(e), &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	_, b := e.do(t, req{method: "POST", path: "/api/conversations", body: `{"provider":"fake","cwd":"` + dir + `"}`})
+	c := decodeAs[conversation.Conversation](t, b)
+	e.do(t, req{method: "POST", path: "/api/conversations/" + c.ID + "/messages", body: `{"text":"hi"}`})
+	var seen []string
+	streamed := ""
+	for {
+		_, b, err := conn.Read(ctx)
+		if err != nil {
+			t.Fatalf("read: %v (saw %v)", err, seen)
+		}
+		var ev event.Event
+		if err := json.Unmarshal(b, &ev); err != nil {
+			t.Fatal(err)
+		}
+		seen = append(seen, string(ev.Type))
+		switch ev.Type {
+		case event.MessageDelta:
+			streamed += ev.Delta.Text
+		case event.MessageAdded:
+			if ev.Message.Kind == conversation.Assistant && ev.Message.Text != streamed {
+				t.Errorf("streamed %q, stored %q", streamed, ev.Message.Text)
+			}
+		case event.ConversationChanged:
+			if ev.Conversation.ID != c.ID {
+				t.Fatalf("event %s", b)
+			}
+			if !ev.Conversation.Running && ev.Conversation.LastSeq > 1 {
+				if streamed != "Done." {
+					t.Errorf("streamed %q; events %v", streamed, seen)
+				}
+				return
+			}
+		}
 	}
 }
