@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -224,7 +225,7 @@ func TestRunCommand(t *testing.T) {
 	done := make(chan error, 1)
 	start := time.Now()
 	go func() {
-		_, err := tl.Run(ctx, env, json.RawMessage(`{"command":"sleep 30 & sleep 30; wait"}`))
+		_, err := tl.Run(ctx, env, json.RawMessage(`{"command":"sleep 30 & echo $! > child.pid; sleep 30; wait"}`))
 		done <- err
 	}()
 	time.Sleep(200 * time.Millisecond)
@@ -237,10 +238,40 @@ func TestRunCommand(t *testing.T) {
 		if d := time.Since(start); d > 2*time.Second {
 			t.Errorf("stopping took %s", d)
 		}
+		b, err := os.ReadFile(filepath.Join(dir, "child.pid"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pid int
+		fmt.Sscan(string(b), &pid)
+		if pid <= 0 {
+			t.Fatalf("child.pid holds %q", b)
+		}
+		// The background child went with the group (a zombie until init
+		// reaps it counts as gone: signal 0 still finds it, so read its state).
+		deadline := time.Now().Add(2 * time.Second)
+		for alive(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the background child %d outlived the stop", pid)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the command did not stop")
 	}
 }
+
+// alive reports whether pid runs (a zombie does not count).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil && !fileExists("/proc/self")
+	}
+	f := strings.Fields(string(b))
+	return len(f) > 2 && f[2] != "Z"
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 func TestRunCommandTimeout(t *testing.T) {
 	dir, _ := folder(t)
