@@ -64,6 +64,8 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) string {
 	if err != nil {
 		return "Could not read this chat: " + err.Error()
 	}
+	var info provider.Info
+	infoOf := ""
 	for step := 0; ; step++ {
 		if ctx.Err() != nil {
 			return stopReason(ctx)
@@ -82,7 +84,11 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) string {
 		if !ok {
 			return fmt.Sprintf("The provider %q is not connected. Pick another one for this chat.", c.Provider)
 		}
-		info := p.Info(ctx)
+		// Info may probe (a CLI's auth status): ask once per turn, and
+		// again only when the chat's provider changes.
+		if infoOf != c.Provider {
+			info, infoOf = p.Info(ctx), c.Provider
+		}
 		if !info.Ready {
 			reason := info.Reason
 			if reason == "" {
