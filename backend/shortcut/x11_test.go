@@ -3,16 +3,19 @@
 package shortcut
 
 import (
+	"bufio"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 )
 
 // xvfb starts a virtual X display of the test's own and points DISPLAY at it.
+// Xvfb picks a free display number itself (-displayfd) and writes it once it
+// accepts connections, so parallel runs never collide or race its start.
 func xvfb(t *testing.T) {
 	t.Helper()
 	for _, tool := range []string{"Xvfb", "xdotool"} {
@@ -20,28 +23,32 @@ func xvfb(t *testing.T) {
 			t.Fatalf("%s is missing: run scripts/setup", tool)
 		}
 	}
-	display := 0
-	for n := 140; n < 400; n++ {
-		if _, err := os.Stat(fmt.Sprintf("/tmp/.X11-unix/X%d", n)); os.IsNotExist(err) {
-			if _, err := os.Stat(fmt.Sprintf("/tmp/.X%d-lock", n)); os.IsNotExist(err) {
-				display = n
-				break
-			}
-		}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
 	}
-	cmd := exec.Command("Xvfb", fmt.Sprintf(":%d", display), "-screen", "0", "640x480x24", "-nolisten", "tcp")
+	defer r.Close()
+	cmd := exec.Command("Xvfb", "-displayfd", "3", "-noreset", "-screen", "0", "640x480x24", "-nolisten", "tcp")
+	cmd.ExtraFiles = []*os.File{w}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	w.Close()
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	sock := fmt.Sprintf("/tmp/.X11-unix/X%d", display)
-	for i := 0; i < 100; i++ {
-		if _, err := os.Stat(sock); err == nil {
-			break
+	got := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(r).ReadString('\n')
+		got <- strings.TrimSpace(line)
+	}()
+	select {
+	case n := <-got:
+		if n == "" {
+			t.Fatal("Xvfb exited without a display")
 		}
-		time.Sleep(50 * time.Millisecond)
+		t.Setenv("DISPLAY", ":"+n)
+	case <-time.After(20 * time.Second):
+		t.Fatal("Xvfb did not start")
 	}
-	t.Setenv("DISPLAY", fmt.Sprintf(":%d", display))
 }
 
 func press(t *testing.T) {
