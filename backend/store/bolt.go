@@ -43,11 +43,15 @@ var (
 	// and its big-endian seq, so one conversation's messages are adjacent
 	// and in order.
 	bucketMsgs = []byte("messages")
+	// bucketProviders holds connected providers, without keys;
+	// bucketProviderKeys holds their keys when the OS has no keyring.
+	bucketProviders    = []byte("providers")
+	bucketProviderKeys = []byte("provider-keys")
 
 	keySchema = []byte("schema")
 	keyPrefs  = []byte("preferences")
 
-	buckets = [][]byte{bucketMeta, bucketTasks, bucketPrefs, bucketConvs, bucketMsgs}
+	buckets = [][]byte{bucketMeta, bucketTasks, bucketPrefs, bucketConvs, bucketMsgs, bucketProviders, bucketProviderKeys}
 )
 
 // Bolt is the bbolt-backed Store. All writes go through one goroutine that
