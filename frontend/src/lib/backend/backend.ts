@@ -1,4 +1,20 @@
-import type { Approval, CreateTaskRequest, DoctorReport, OutputChunk, Preferences, Task, TaskEvent, TaskList } from './contract';
+import type {
+  AppEvent,
+  Approval,
+  Conversation,
+  ConversationPage,
+  CreateConversationRequest,
+  CreateTaskRequest,
+  DoctorReport,
+  Message,
+  OutputChunk,
+  PatchConversationRequest,
+  Preferences,
+  Provider,
+  ProviderConfig,
+  Task,
+  TaskList,
+} from './contract';
 
 /**
  * Backend is everything the frontend asks of Conch. Two implementations exist:
@@ -30,6 +46,20 @@ export interface Backend {
   preferences(): Promise<Preferences>;
   /** Saves the whole preferences object and returns what was saved; a bad value rejects with code `invalid`. */
   setPreferences(p: Preferences): Promise<Preferences>;
+  /** Every chat (task chats left out), the most recently changed first. */
+  listConversations(): Promise<Conversation[]>;
+  createConversation(req: CreateConversationRequest): Promise<Conversation>;
+  /** Up to limit messages with seq below before (0, 0: the newest 100), oldest first. */
+  getConversation(id: string, before?: number, limit?: number): Promise<ConversationPage>;
+  patchConversation(id: string, req: PatchConversationRequest): Promise<Conversation>;
+  /** Stores the person's message; the turn then runs in the background and shows as events. */
+  sendMessage(id: string, text: string): Promise<Message>;
+  stopConversation(id: string): Promise<Conversation>;
+  answerAsk(id: string, askId: string, allow: boolean): Promise<Conversation>;
+  /** Every provider Conch knows, connected or found. */
+  listProviders(): Promise<Provider[]>;
+  putProvider(id: string, cfg: ProviderConfig): Promise<Provider | null>;
+  deleteProvider(id: string): Promise<void>;
   /**
    * Delivers live events to onEvent. onReconnect is called each time the
    * stream (re)opens, because events may have been missed while it was down,
@@ -37,5 +67,5 @@ export interface Backend {
    * reloads the list (and so learns of a lost sign-in or a stopped server).
    * Returns a function that ends the subscription.
    */
-  subscribe(onEvent: (e: TaskEvent) => void, onReconnect: () => void): () => void;
+  subscribe(onEvent: (e: AppEvent) => void, onReconnect: () => void): () => void;
 }

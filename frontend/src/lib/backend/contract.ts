@@ -240,3 +240,159 @@ export const ErrorCode = {
   Unknown: 'unknown',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+// ---- Conversations (chats) and providers (docs/API.md, "Conversations") ----
+
+/** Names of the chat events. */
+export const ChatEventType = {
+  ConversationChanged: 'conversation.changed',
+  MessageAdded: 'message.added',
+  MessageDelta: 'message.delta',
+} as const;
+export type ChatEventType = (typeof ChatEventType)[keyof typeof ChatEventType];
+
+/** A chat's pending question, or a settled one inside an `ask` message. */
+export interface ChatAsk {
+  id: string;
+  callId: string;
+  tool: string;
+  detail: string;
+  askedAt: string;
+  expiresAt: string;
+  answer?: AskAnswer;
+}
+
+/** How an ask was settled. */
+export const AskAnswer = { Allowed: 'allowed', Declined: 'declined', TimedOut: 'timed-out', Stopped: 'stopped' } as const;
+export type AskAnswer = (typeof AskAnswer)[keyof typeof AskAnswer];
+
+/** The conversation record. */
+export interface Conversation {
+  id: string;
+  title: string;
+  origin: { kind: 'chat' | 'task'; taskId?: string };
+  provider: string;
+  model: string;
+  mode: Mode;
+  cwd: string;
+  tainted: boolean;
+  spent: number;
+  limit: number;
+  running: boolean;
+  ask: ChatAsk | null;
+  lastSeq: number;
+  createdAt: string;
+  updatedAt: string;
+  rev: number;
+}
+
+/** The kinds of chat messages. */
+export const MessageKind = {
+  User: 'user',
+  Assistant: 'assistant',
+  ToolCall: 'tool-call',
+  ToolResult: 'tool-result',
+  Ask: 'ask',
+  Notice: 'notice',
+  TaskEvent: 'task-event',
+} as const;
+export type MessageKind = (typeof MessageKind)[keyof typeof MessageKind];
+
+/** What a tool call may change. */
+export type Effect = 'none' | 'edit' | 'command' | 'network';
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: unknown;
+  effect: Effect;
+  title: string;
+}
+
+export interface ToolResult {
+  callId: string;
+  name: string;
+  output: string;
+  isError: boolean;
+}
+
+/** One stored message; append-only, seq from 1 with no gaps. */
+export interface Message {
+  id: string;
+  conversationId: string;
+  seq: number;
+  kind: MessageKind;
+  text?: string;
+  toolCall?: ToolCall;
+  toolResult?: ToolResult;
+  ask?: ChatAsk;
+  createdAt: string;
+}
+
+/** A piece of an assistant reply being streamed. */
+export interface MessageDelta {
+  conversationId: string;
+  messageId: string;
+  text: string;
+}
+
+/** The body of createConversation. */
+export interface CreateConversationRequest {
+  title?: string;
+  provider?: string;
+  model?: string;
+  mode?: Mode;
+  cwd?: string;
+  limit?: number;
+}
+
+/** The body of patchConversation. */
+export interface PatchConversationRequest {
+  title?: string;
+  mode?: Mode;
+  provider?: string;
+  model?: string;
+  limit?: number;
+  tainted?: false;
+}
+
+/** One page of a chat's messages, oldest first. */
+export interface ConversationPage {
+  conversation: Conversation;
+  messages: Message[];
+  more: boolean;
+}
+
+/** A provider as GET /api/providers reports it; keys are never sent back. */
+export interface Provider {
+  id: string;
+  kind: string;
+  name: string;
+  category: string;
+  ready: boolean;
+  reason: string;
+  models: { default: string; fast: string; list: string[] | null };
+  canAsk: boolean;
+  baseUrl?: string;
+  keySet: boolean;
+  keyStorage?: string;
+  source: string;
+}
+
+/** The body of PUT /api/providers/:id. */
+export interface ProviderConfig {
+  kind: string;
+  name?: string;
+  baseUrl?: string;
+  apiKey?: string;
+  model?: string;
+  fastModel?: string;
+  preset?: string;
+}
+
+/** Every event the app understands. */
+export type AppEvent =
+  | TaskEvent
+  | { type: typeof ChatEventType.ConversationChanged; conversation: Conversation }
+  | { type: typeof ChatEventType.MessageAdded; message: Message }
+  | { type: typeof ChatEventType.MessageDelta; delta: MessageDelta };

@@ -1,7 +1,7 @@
-import { EventType, type Task, type TaskEvent } from './contract';
+import { ChatEventType, EventType, type AppEvent, type Conversation, type Message, type Task } from './contract';
 
 /** Reads one event message (JSON text or an already parsed value); returns null for anything it does not know. */
-export function parseEvent(raw: unknown): TaskEvent | null {
+export function parseEvent(raw: unknown): AppEvent | null {
   let v = raw;
   if (typeof v === 'string') {
     try {
@@ -27,6 +27,21 @@ export function parseEvent(raw: unknown): TaskEvent | null {
   }
   if (e.type === EventType.AppCompose) {
     return { type: EventType.AppCompose };
+  }
+  if (e.type === ChatEventType.ConversationChanged) {
+    const c = e.conversation as Record<string, unknown> | null | undefined;
+    if (typeof c !== 'object' || c === null || typeof c.id !== 'string' || typeof c.rev !== 'number') return null;
+    return { type: ChatEventType.ConversationChanged, conversation: c as unknown as Conversation };
+  }
+  if (e.type === ChatEventType.MessageAdded) {
+    const m = e.message as Record<string, unknown> | null | undefined;
+    if (typeof m !== 'object' || m === null || typeof m.id !== 'string' || typeof m.conversationId !== 'string' || typeof m.seq !== 'number') return null;
+    return { type: ChatEventType.MessageAdded, message: m as unknown as Message };
+  }
+  if (e.type === ChatEventType.MessageDelta) {
+    const d = e.delta as Record<string, unknown> | null | undefined;
+    if (typeof d !== 'object' || d === null || typeof d.conversationId !== 'string' || typeof d.messageId !== 'string' || typeof d.text !== 'string') return null;
+    return { type: ChatEventType.MessageDelta, delta: { conversationId: d.conversationId, messageId: d.messageId, text: d.text } };
   }
   return null;
 }

@@ -185,3 +185,58 @@ describe('HttpBackend approvals, doctor and preferences', () => {
     }
   });
 });
+
+describe('HttpBackend conversations and providers', () => {
+  it('calls each route with the documented method and body', async () => {
+    const calls: [string, string, string | undefined][] = [];
+    const fetchMock = vi.fn(async (path: string, init?: RequestInit) => {
+      calls.push([init?.method ?? 'GET', path, init?.body as string | undefined]);
+      if (path === '/api/conversations' && init?.method === 'GET') return new Response('{"conversations":null}', { status: 200 });
+      if (path === '/api/providers') return new Response('{"providers":[{"id":"ollama","ready":true}]}', { status: 200 });
+      if (init?.method === 'DELETE') return new Response(null, { status: 204 });
+      if (path.startsWith('/api/conversations/c%201?') || path === '/api/conversations/c%201') return new Response('{"conversation":{"id":"c 1"},"messages":null,"more":false}', { status: 200 });
+      return new Response('{"id":"x"}', { status: 200 });
+    });
+    vi.stubGlobal('fetch', fetchMock);
+    try {
+      const b = new HttpBackend();
+      expect(await b.listConversations()).toEqual([]);
+      await b.createConversation({ mode: 'ask', cwd: '/p' });
+      expect((await b.getConversation('c 1')).messages).toEqual([]);
+      await b.getConversation('c 1', 40, 20);
+      await b.patchConversation('c 1', { tainted: false });
+      await b.sendMessage('c 1', 'hi');
+      await b.stopConversation('c 1');
+      await b.answerAsk('c 1', 'a/1', true);
+      expect(await b.listProviders()).toEqual([{ id: 'ollama', ready: true }]);
+      await b.putProvider('mine', { kind: 'openai', baseUrl: 'http://x/v1', apiKey: 'k' });
+      await b.deleteProvider('mine');
+      expect(calls).toEqual([
+        ['GET', '/api/conversations', undefined],
+        ['POST', '/api/conversations', '{"mode":"ask","cwd":"/p"}'],
+        ['GET', '/api/conversations/c%201', undefined],
+        ['GET', '/api/conversations/c%201?before=40&limit=20', undefined],
+        ['PATCH', '/api/conversations/c%201', '{"tainted":false}'],
+        ['POST', '/api/conversations/c%201/messages', '{"text":"hi"}'],
+        ['POST', '/api/conversations/c%201/stop', undefined],
+        ['POST', '/api/conversations/c%201/asks/a%2F1', '{"allow":true}'],
+        ['GET', '/api/providers', undefined],
+        ['PUT', '/api/providers/mine', '{"kind":"openai","baseUrl":"http://x/v1","apiKey":"k"}'],
+        ['DELETE', '/api/providers/mine', undefined],
+      ]);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
+  it('parses the three chat events', () => {
+    expect(parseEvent('{"type":"conversation.changed","conversation":{"id":"c","rev":3}}')).toMatchObject({ type: 'conversation.changed', conversation: { id: 'c', rev: 3 } });
+    expect(parseEvent('{"type":"message.added","message":{"id":"m","conversationId":"c","seq":1,"kind":"user"}}')).toMatchObject({ type: 'message.added' });
+    expect(parseEvent('{"type":"message.delta","delta":{"conversationId":"c","messageId":"m","text":"hi"}}')).toEqual({
+      type: 'message.delta',
+      delta: { conversationId: 'c', messageId: 'm', text: 'hi' },
+    });
+    expect(parseEvent('{"type":"message.delta","delta":{"conversationId":"c"}}')).toBeNull();
+    expect(parseEvent('{"type":"message.added","message":{"id":"m"}}')).toBeNull();
+  });
+});

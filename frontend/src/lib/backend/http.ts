@@ -1,5 +1,21 @@
 import type { Backend } from './backend';
-import type { Approval, CreateTaskRequest, DoctorReport, OutputChunk, Preferences, Task, TaskEvent, TaskList } from './contract';
+import type {
+  AppEvent,
+  Approval,
+  Conversation,
+  ConversationPage,
+  CreateConversationRequest,
+  CreateTaskRequest,
+  DoctorReport,
+  Message,
+  OutputChunk,
+  PatchConversationRequest,
+  Preferences,
+  Provider,
+  ProviderConfig,
+  Task,
+  TaskList,
+} from './contract';
 import { networkError, parseErrorResponse } from './error';
 import { parseEvent } from './event';
 import { leadingPartial, trailingPartial } from './utf8';
@@ -22,6 +38,8 @@ export function eventsURL(loc: Pick<Location, 'protocol' | 'host'>): string {
 }
 
 const taskPath = (id: string): string => `/api/tasks/${encodeURIComponent(id)}`;
+const chatPath = (id: string): string => `/api/conversations/${encodeURIComponent(id)}`;
+const providerPath = (id: string): string => `/api/providers/${encodeURIComponent(id)}`;
 
 /**
  * HttpBackend talks to `conch serve` (or the gateway inside the desktop app)
@@ -123,7 +141,61 @@ export class HttpBackend implements Backend {
     return this.json<Preferences>('PATCH', '/api/preferences', p);
   }
 
-  subscribe(onEvent: (e: TaskEvent) => void, onReconnect: () => void): () => void {
+  async listConversations(): Promise<Conversation[]> {
+    const body = await this.json<{ conversations: Conversation[] | null }>('GET', '/api/conversations');
+    return body.conversations ?? [];
+  }
+
+  createConversation(req: CreateConversationRequest): Promise<Conversation> {
+    return this.json<Conversation>('POST', '/api/conversations', req);
+  }
+
+  async getConversation(id: string, before = 0, limit = 0): Promise<ConversationPage> {
+    const q = new URLSearchParams();
+    if (before > 0) q.set('before', String(before));
+    if (limit > 0) q.set('limit', String(limit));
+    const qs = q.toString();
+    const page = await this.json<ConversationPage>('GET', chatPath(id) + (qs ? `?${qs}` : ''));
+    return { ...page, messages: page.messages ?? [] };
+  }
+
+  patchConversation(id: string, req: PatchConversationRequest): Promise<Conversation> {
+    return this.json<Conversation>('PATCH', chatPath(id), req);
+  }
+
+  sendMessage(id: string, text: string): Promise<Message> {
+    return this.json<Message>('POST', `${chatPath(id)}/messages`, { text });
+  }
+
+  stopConversation(id: string): Promise<Conversation> {
+    return this.json<Conversation>('POST', `${chatPath(id)}/stop`);
+  }
+
+  answerAsk(id: string, askId: string, allow: boolean): Promise<Conversation> {
+    return this.json<Conversation>('POST', `${chatPath(id)}/asks/${encodeURIComponent(askId)}`, { allow });
+  }
+
+  async listProviders(): Promise<Provider[]> {
+    const body = await this.json<{ providers: Provider[] | null }>('GET', '/api/providers');
+    return body.providers ?? [];
+  }
+
+  async putProvider(id: string, cfg: ProviderConfig): Promise<Provider | null> {
+    const res = await this.request('PUT', providerPath(id), cfg);
+    const text = await res.text();
+    if (text.trim() === '') return null;
+    try {
+      return JSON.parse(text) as Provider;
+    } catch {
+      return null;
+    }
+  }
+
+  async deleteProvider(id: string): Promise<void> {
+    await this.request('DELETE', providerPath(id));
+  }
+
+  subscribe(onEvent: (e: AppEvent) => void, onReconnect: () => void): () => void {
     const url = this.base === '' ? eventsURL(window.location) : eventsURL(new URL(this.base));
     let ws: WebSocket | null = null;
     let timer: ReturnType<typeof setTimeout> | undefined;

@@ -18,6 +18,13 @@ function bindings(over: Partial<AppBindings> = {}): AppBindings {
     Doctor: no,
     Preferences: no,
     SetPreferences: no,
+    ListConversations: no,
+    CreateConversation: no,
+    GetConversation: no,
+    PatchConversation: no,
+    SendMessage: no,
+    StopConversation: no,
+    AnswerAsk: no,
     ...over,
   };
 }
@@ -80,5 +87,36 @@ describe('WailsBackend', () => {
     expect(reloads).toBe(2);
     stop();
     expect(off).toHaveBeenCalled();
+  });
+
+  it('calls the chat bindings and reads null lists as empty', async () => {
+    const get = vi.fn(async () => ({ conversation: { id: 'c' }, messages: null, more: false }));
+    const answer = vi.fn(async () => ({ id: 'c' }));
+    const b = new WailsBackend(
+      bindings({
+        ListConversations: async () => ({ conversations: null }),
+        GetConversation: get as unknown as AppBindings['GetConversation'],
+        AnswerAsk: answer as unknown as AppBindings['AnswerAsk'],
+      }),
+      undefined,
+    );
+    expect(await b.listConversations()).toEqual([]);
+    expect((await b.getConversation('c')).messages).toEqual([]);
+    expect(get).toHaveBeenCalledWith('c', 0, 0);
+    await b.answerAsk('c', 'a', false);
+    expect(answer).toHaveBeenCalledWith('c', 'a', false);
+    expect(await b.listProviders()).toEqual([]); // not bound in this build
+    await expect(b.deleteProvider('x')).rejects.toMatchObject({ code: 'unknown' });
+  });
+
+  it('passes chat events on', async () => {
+    let handler: (...data: unknown[]) => void = () => {};
+    const events: unknown[] = [];
+    new WailsBackend(bindings(), { EventsOn: (_n, cb) => ((handler = cb), () => {}) }).subscribe(
+      (e) => events.push(e),
+      () => {},
+    );
+    handler({ type: 'message.delta', delta: { conversationId: 'c', messageId: 'm', text: 'x' } });
+    expect(events).toEqual([{ type: 'message.delta', delta: { conversationId: 'c', messageId: 'm', text: 'x' } }]);
   });
 });

@@ -1,6 +1,24 @@
 import type { Backend } from './backend';
-import { ReloadEventType, type Approval, type CreateTaskRequest, type DoctorReport, type OutputChunk, type Preferences, type Task, type TaskEvent, type TaskList } from './contract';
-import { toApiError } from './error';
+import {
+  ErrorCode,
+  ReloadEventType,
+  type AppEvent,
+  type Approval,
+  type Conversation,
+  type ConversationPage,
+  type CreateConversationRequest,
+  type CreateTaskRequest,
+  type DoctorReport,
+  type Message,
+  type OutputChunk,
+  type PatchConversationRequest,
+  type Preferences,
+  type Provider,
+  type ProviderConfig,
+  type Task,
+  type TaskList,
+} from './contract';
+import { ApiError, toApiError } from './error';
 import { parseEvent } from './event';
 
 /** The Go methods Wails binds on window.go.main.App (docs/API.md, "Bindings"). */
@@ -17,6 +35,17 @@ export interface AppBindings {
   Doctor(): Promise<DoctorReport>;
   Preferences(): Promise<Preferences>;
   SetPreferences(p: Preferences): Promise<Preferences>;
+  ListConversations(): Promise<{ conversations: Conversation[] | null }>;
+  CreateConversation(req: CreateConversationRequest): Promise<Conversation>;
+  GetConversation(id: string, before: number, limit: number): Promise<ConversationPage>;
+  PatchConversation(id: string, req: PatchConversationRequest): Promise<Conversation>;
+  SendMessage(id: string, text: string): Promise<Message>;
+  StopConversation(id: string): Promise<Conversation>;
+  AnswerAsk(id: string, askId: string, allow: boolean): Promise<Conversation>;
+  /** Not bound yet in every build: the providers bindings came later. */
+  ListProviders?(): Promise<{ providers: Provider[] | null } | Provider[] | null>;
+  PutProvider?(id: string, cfg: ProviderConfig): Promise<Provider | null>;
+  DeleteProvider?(id: string): Promise<null>;
 }
 
 /** The part of the Wails runtime the frontend uses. */
@@ -36,6 +65,10 @@ declare global {
 
 function isReload(data: unknown): boolean {
   return typeof data === 'object' && data !== null && (data as { type?: unknown }).type === ReloadEventType;
+}
+
+function notBound(name: string): ApiError {
+  return new ApiError(ErrorCode.Unknown, `This Conch has no ${name} yet; update it.`, 0);
 }
 
 async function call<T>(p: () => Promise<T>): Promise<T> {
@@ -93,7 +126,47 @@ export class WailsBackend implements Backend {
     return call(() => this.app.SetPreferences(p));
   }
 
-  subscribe(onEvent: (e: TaskEvent) => void, onReconnect: () => void): () => void {
+  async listConversations(): Promise<Conversation[]> {
+    return (await call(() => this.app.ListConversations())).conversations ?? [];
+  }
+  createConversation(req: CreateConversationRequest): Promise<Conversation> {
+    return call(() => this.app.CreateConversation(req));
+  }
+  async getConversation(id: string, before = 0, limit = 0): Promise<ConversationPage> {
+    const page = await call(() => this.app.GetConversation(id, before, limit));
+    return { ...page, messages: page.messages ?? [] };
+  }
+  patchConversation(id: string, req: PatchConversationRequest): Promise<Conversation> {
+    return call(() => this.app.PatchConversation(id, req));
+  }
+  sendMessage(id: string, text: string): Promise<Message> {
+    return call(() => this.app.SendMessage(id, text));
+  }
+  stopConversation(id: string): Promise<Conversation> {
+    return call(() => this.app.StopConversation(id));
+  }
+  answerAsk(id: string, askId: string, allow: boolean): Promise<Conversation> {
+    return call(() => this.app.AnswerAsk(id, askId, allow));
+  }
+  async listProviders(): Promise<Provider[]> {
+    const f = this.app.ListProviders?.bind(this.app);
+    if (!f) return [];
+    const r = await call(() => f());
+    if (Array.isArray(r)) return r;
+    return r?.providers ?? [];
+  }
+  putProvider(id: string, cfg: ProviderConfig): Promise<Provider | null> {
+    const f = this.app.PutProvider?.bind(this.app);
+    if (!f) return Promise.reject(notBound('PutProvider'));
+    return call(() => f(id, cfg));
+  }
+  async deleteProvider(id: string): Promise<void> {
+    const f = this.app.DeleteProvider?.bind(this.app);
+    if (!f) throw notBound('DeleteProvider');
+    await call(() => f(id));
+  }
+
+  subscribe(onEvent: (e: AppEvent) => void, onReconnect: () => void): () => void {
     const off = this.runtime?.EventsOn(wailsEventName, (data: unknown) => {
       if (isReload(data)) {
         onReconnect();

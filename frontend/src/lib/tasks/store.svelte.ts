@@ -2,7 +2,7 @@
 /* eslint-disable svelte/prefer-svelte-reactivity */
 import { SvelteMap, SvelteSet } from 'svelte/reactivity';
 import type { Backend } from '../backend/backend';
-import { EventType, Kind, isActive, type Approval, type CreateTaskRequest, type Slots, type Task, type TaskEvent, type TaskList } from '../backend/contract';
+import { ChatEventType, EventType, Kind, isActive, type AppEvent, type Approval, type CreateTaskRequest, type Slots, type Task, type TaskEvent, type TaskList } from '../backend/contract';
 import { ApiError, toApiError } from '../backend/error';
 import { approvalsOf } from '../approvals/approvals';
 import { Group } from './language';
@@ -112,11 +112,25 @@ export class TasksStore {
     this.#schedule = schedule;
   }
 
+  /** Who hears the chat events and reconnects (the chats store); the stream is shared. */
+  #chats: { event: (e: AppEvent) => void; reconnect: () => void } | null = null;
+
+  /** Passes chat events and reconnects to l (one listener). */
+  attachChats(l: { event: (e: AppEvent) => void; reconnect: () => void }): void {
+    this.#chats = l;
+  }
+
   /** Subscribes to events and loads the list; returns the function that stops it all. */
   start(): () => void {
     const off = this.#backend.subscribe(
-      (e) => this.enqueue(e),
-      () => void this.reload(),
+      (e) => {
+        if (e.type === ChatEventType.ConversationChanged || e.type === ChatEventType.MessageAdded || e.type === ChatEventType.MessageDelta) this.#chats?.event(e);
+        else this.enqueue(e);
+      },
+      () => {
+        void this.reload();
+        this.#chats?.reconnect();
+      },
     );
     void this.reload();
     return off;

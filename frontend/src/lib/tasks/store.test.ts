@@ -1,7 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Backend } from '../backend/backend';
-import { EventType, Status, type Preferences, type Task, type TaskEvent, type TaskList } from '../backend/contract';
+import { EventType, Status, type Preferences, type Task, type AppEvent, type TaskEvent, type TaskList } from '../backend/contract';
 import { ApiError } from '../backend/error';
+import { chatMethods } from '../chats/fixture';
 import { makeTask } from './fixture';
 import { Group } from './language';
 import { Pending, TasksStore, alreadyAnswered } from './store.svelte';
@@ -10,7 +11,7 @@ const concurrent: TaskList['concurrent'] = { background: { running: 0, limit: 3 
 
 /** A Backend double whose answers each test sets; it records what was asked. */
 function mockBackend(tasks: Task[] = []) {
-  let onEvent: (e: TaskEvent) => void = () => {};
+  let onEvent: (e: AppEvent) => void = () => {};
   let onReconnect: () => void = () => {};
   const b = {
     list: tasks,
@@ -30,7 +31,8 @@ function mockBackend(tasks: Task[] = []) {
     doctor: vi.fn(async () => ({ ok: true, checks: [] })),
     preferences: vi.fn(async () => ({ limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true } })),
     setPreferences: vi.fn(async (p: Preferences) => p),
-    subscribe: vi.fn((ev: (e: TaskEvent) => void, rc: () => void) => {
+    ...chatMethods(),
+    subscribe: vi.fn((ev: (e: AppEvent) => void, rc: () => void) => {
       onEvent = ev;
       onReconnect = rc;
       return () => {};

@@ -1,0 +1,121 @@
+// The chat page's pure logic: grouping chats by day and folding stored
+// messages (plus the streaming reply) into what the transcript shows.
+
+import { MessageKind, type ChatAsk, type Conversation, type Message, type ToolCall, type ToolResult } from '../backend/contract';
+
+/** What an untitled chat is called. */
+export const untitled = 'New chat';
+
+/** The title a chat shows. */
+export function chatTitle(c: Pick<Conversation, 'title'>): string {
+  return c.title.trim() === '' ? untitled : c.title;
+}
+
+/** The sidebar's day groups. */
+export const Day = { Today: 'Today', Yesterday: 'Yesterday', Older: 'Older' } as const;
+export type Day = (typeof Day)[keyof typeof Day];
+
+/** Chats grouped by the local day of updatedAt, newest first in each group; empty groups left out. */
+export function groupByDay(list: readonly Conversation[], now: Date): { day: Day; chats: Conversation[] }[] {
+  const midnight = new Date(now.getFullYear(), now.getMonth(), now.getDate()).getTime();
+  const yesterday = new Date(now.getFullYear(), now.getMonth(), now.getDate() - 1).getTime();
+  const groups: Record<Day, Conversation[]> = { [Day.Today]: [], [Day.Yesterday]: [], [Day.Older]: [] };
+  const sorted = [...list].sort((a, b) => Date.parse(b.updatedAt) - Date.parse(a.updatedAt));
+  for (const c of sorted) {
+    const t = Date.parse(c.updatedAt);
+    const day = t >= midnight ? Day.Today : t >= yesterday ? Day.Yesterday : Day.Older;
+    groups[day].push(c);
+  }
+  return ([Day.Today, Day.Yesterday, Day.Older] as const).filter((d) => groups[d].length > 0).map((d) => ({ day: d, chats: groups[d] }));
+}
+
+/** One line of the transcript. */
+export type Item =
+  | { kind: 'user'; key: string; text: string }
+  | { kind: 'assistant'; key: string; text: string; streaming: boolean }
+  | { kind: 'step'; key: string; call: ToolCall; result: ToolResult | null }
+  | { kind: 'ask'; key: string; ask: ChatAsk; pending: boolean }
+  | { kind: 'notice'; key: string; text: string };
+
+/**
+ * Folds messages (in seq order) into transcript items: a tool result joins
+ * the step with its call id, a later ask message with an answer settles the
+ * question of the same id, and streamed replies not stored yet come last.
+ * pendingAskId is conversation.ask?.id: only that question takes an answer.
+ */
+export function foldMessages(messages: readonly Message[], streaming: ReadonlyMap<string, string>, pendingAskId: string | null): Item[] {
+  const items: Item[] = [];
+  const steps = new Map<string, Extract<Item, { kind: 'step' }>>();
+  const asks = new Map<string, Extract<Item, { kind: 'ask' }>>();
+  const stored = new Set<string>();
+  for (const m of messages) {
+    stored.add(m.id);
+    switch (m.kind) {
+      case MessageKind.User:
+        items.push({ kind: 'user', key: m.id, text: m.text ?? '' });
+        break;
+      case MessageKind.Assistant:
+        items.push({ kind: 'assistant', key: m.id, text: m.text ?? '', streaming: false });
+        break;
+      case MessageKind.ToolCall:
+        if (m.toolCall) {
+          const step = { kind: 'step' as const, key: m.id, call: m.toolCall, result: null };
+          steps.set(m.toolCall.id, step);
+          items.push(step);
+        }
+        break;
+      case MessageKind.ToolResult: {
+        const r = m.toolResult;
+        if (!r) break;
+        const step = steps.get(r.callId);
+        if (step) step.result = r;
+        else items.push({ kind: 'step', key: m.id, call: { id: r.callId, name: r.name, arguments: null, effect: 'none', title: r.name }, result: r });
+        break;
+      }
+      case MessageKind.Ask: {
+        const a = m.ask;
+        if (!a) break;
+        const seen = asks.get(a.id);
+        if (seen) {
+          if (a.answer) seen.ask = { ...seen.ask, answer: a.answer };
+        } else {
+          const item = { kind: 'ask' as const, key: m.id, ask: a, pending: false };
+          asks.set(a.id, item);
+          items.push(item);
+        }
+        break;
+      }
+      case MessageKind.Notice:
+      case MessageKind.TaskEvent:
+        items.push({ kind: 'notice', key: m.id, text: m.text ?? '' });
+        break;
+    }
+  }
+  for (const item of asks.values()) item.pending = !item.ask.answer && item.ask.id === pendingAskId;
+  for (const [id, text] of streaming) {
+    if (!stored.has(id)) items.push({ kind: 'assistant', key: id, text, streaming: true });
+  }
+  return items;
+}
+
+/** How an ask was answered, in words. */
+export function answerWords(a: ChatAsk['answer']): string {
+  switch (a) {
+    case 'allowed':
+      return 'Allowed';
+    case 'declined':
+      return 'Denied';
+    case 'timed-out':
+      return 'Timed out (denied)';
+    case 'stopped':
+      return 'Stopped';
+    default:
+      return 'Not answered';
+  }
+}
+
+/** Dollars as "$0.00" (cents below a cent shown as "<$0.01"). */
+export function formatUSD(v: number): string {
+  if (v > 0 && v < 0.01) return '<$0.01';
+  return `$${v.toFixed(2)}`;
+}
