@@ -6,10 +6,11 @@ require (
 	fyne.io/systray v1.12.2
 	github.com/coder/websocket v1.8.14
 	github.com/gen2brain/beeep v0.11.1
-	github.com/godbus/dbus/v5 v5.1.0
+	github.com/godbus/dbus/v5 v5.2.2
 	github.com/google/uuid v1.6.0
 	github.com/jezek/xgb v1.1.1
 	github.com/wailsapp/wails/v2 v2.9.2
+	github.com/zalando/go-keyring v0.2.8
 	go.etcd.io/bbolt v1.4.3
 	golang.design/x/hotkey v0.6.1
 )
@@ -17,6 +18,7 @@ require (
 require (
 	git.sr.ht/~jackmordaunt/go-toast v1.1.2 // indirect
 	github.com/bep/debounce v1.2.1 // indirect
+	github.com/danieljoos/wincred v1.2.3 // indirect
 	github.com/esiqveland/notify v0.13.3 // indirect
 	github.com/go-ole/go-ole v1.3.0 // indirect
 	github.com/jackmordaunt/icns/v3 v3.0.1 // indirect
