@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"conch/backend/chat"
+	"conch/backend/provider/registry"
 	"conch/backend/task"
 	"conch/backend/taskrun"
 )
@@ -31,6 +32,8 @@ func (g *Gateway) routes() {
 	g.mux.HandleFunc("/api/tasks/", g.taskByID)
 	g.mux.HandleFunc("/api/conversations", g.conversations)
 	g.mux.HandleFunc("/api/conversations/", g.conversationByID)
+	g.mux.HandleFunc("/api/providers", g.providers)
+	g.mux.HandleFunc("/api/providers/", g.providerByID)
 	g.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "No such API route: "+r.URL.Path)
 	})
@@ -365,13 +368,13 @@ func writeErr(w http.ResponseWriter, err error) {
 func ErrorFor(err error) (int, ErrorBody) {
 	status, code := http.StatusInternalServerError, "internal"
 	switch {
-	case errors.Is(err, taskrun.ErrNotFound), errors.Is(err, chat.ErrNotFound):
+	case errors.Is(err, taskrun.ErrNotFound), errors.Is(err, chat.ErrNotFound), errors.Is(err, registry.ErrNotFound):
 		status, code = http.StatusNotFound, "not_found"
-	case errors.Is(err, taskrun.ErrInvalid), errors.Is(err, chat.ErrInvalid):
+	case errors.Is(err, taskrun.ErrInvalid), errors.Is(err, chat.ErrInvalid), errors.Is(err, registry.ErrInvalid):
 		status, code = http.StatusBadRequest, "invalid"
 	case errors.Is(err, task.ErrInvalidTransition):
 		status, code = http.StatusConflict, "invalid_transition"
-	case errors.Is(err, taskrun.ErrConflict), errors.Is(err, chat.ErrConflict):
+	case errors.Is(err, taskrun.ErrConflict), errors.Is(err, chat.ErrConflict), errors.Is(err, registry.ErrConflict):
 		status, code = http.StatusConflict, "conflict"
 	}
 	var b ErrorBody

@@ -42,6 +42,10 @@ type Config struct {
 	Assets fs.FS // the built frontend; nil serves a short notice
 	Token  string
 	Log    *slog.Logger
+
+	// Providers is the provider registry; nil: the provider routes answer
+	// 404.
+	Providers Providers
 }
 
 // Preferences reads and saves the person's preferences (and applies them).
