@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"conch/backend/chat"
 	"conch/backend/chat/conversation"
@@ -17,6 +18,7 @@ import (
 	"conch/backend/notify"
 	"conch/backend/output"
 	"conch/backend/pref"
+	"conch/backend/provider/registry"
 	"conch/backend/provider/shell"
 	"conch/backend/store"
 	"conch/backend/task"
@@ -34,6 +36,12 @@ type App struct {
 	chats  *chat.Manager
 	shell  *shell.Shell
 	alerts *notify.Service
+
+	// providers are the chats' providers (configured, from env vars,
+	// Ollama, CLIs on PATH); providersProblem is why some configured one
+	// could not be read, if so.
+	providers        *registry.Registry
+	providersProblem string
 
 	notifier      notify.Notifier
 	notifyProblem string // why D-Bus notifications are not used, if so
@@ -81,12 +89,16 @@ func openApp(ctx context.Context, home string, on surface) (*App, error) {
 		Home:      userHome,
 		Executors: map[string]taskrun.Executor{"shell": a.shell},
 	})
-	// Providers are configured later (GET/PUT /api/providers); until then
-	// chats start without one and say so when sent to.
+	// A stored provider that cannot be read is left out and told by the
+	// doctor; the rest still work.
+	a.providers, err = registry.New(ctx, registry.Config{Store: st})
+	if err != nil {
+		a.providersProblem = err.Error()
+	}
 	a.chats = chat.New(chat.Config{
 		Store:     st,
 		Bus:       a.bus,
-		Providers: chat.Providers{},
+		Providers: a.providers,
 		Logs:      output.New(filepath.Join(home, "chats")),
 		Home:      userHome,
 	})
@@ -178,7 +190,7 @@ func (a *App) Doctor() doctor.Report {
 	a.mu.Unlock()
 	return doctor.Run(doctor.Input{
 		Tasks:     tasks,
-		Providers: []doctor.Provider{{ID: "shell", Name: "Shell", Ready: ready, Reason: reason}},
+		Providers: doctorProviders(ready, reason, a.providers, a.providersProblem),
 		Store:     st,
 		Notifications: doctor.Notifications{
 			Service: service, Actions: a.notifier != nil && a.notifier.Actions(),
@@ -187,6 +199,28 @@ func (a *App) Doctor() doctor.Report {
 		Tray:     tray,
 		Shortcut: shortcut,
 	})
+}
+
+// doctorTimeout bounds the providers' probes behind a doctor report.
+const doctorTimeout = 5 * time.Second
+
+// doctorProviders lists the shell and every provider of reg (which may be
+// nil) for the doctor's providers check, each with its reason; problem is
+// why a configured provider could not be read, if so.
+func doctorProviders(shellReady bool, shellReason string, reg *registry.Registry, problem string) []doctor.Provider {
+	ps := []doctor.Provider{{ID: "shell", Name: "Shell", Ready: shellReady, Reason: shellReason}}
+	if problem != "" {
+		ps = append(ps, doctor.Provider{ID: "configured", Name: "Connected providers", Reason: problem})
+	}
+	if reg == nil {
+		return ps
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), doctorTimeout)
+	defer cancel()
+	for _, l := range reg.List(ctx) {
+		ps = append(ps, doctor.Provider{ID: l.ID, Name: l.Name, Ready: l.Ready, Reason: l.Reason})
+	}
+	return ps
 }
 
 // TaskList is the answer of ListTasks, as GET /api/tasks gives it.
@@ -329,6 +363,24 @@ func (a *App) StopConversation(id string) (conversation.Conversation, error) {
 func (a *App) AnswerAsk(id, askID string, allow bool) (conversation.Conversation, error) {
 	c, err := a.chats.Answer(id, askID, allow)
 	return c, bindErr(err)
+}
+
+// ListProviders returns every provider, as GET /api/providers does; keys
+// are never in it.
+func (a *App) ListProviders() gateway.ProviderList {
+	return gateway.ProviderList{Providers: a.providers.List(context.Background())}
+}
+
+// PutProvider connects a provider or changes it; its key goes to the OS
+// keyring, or to the store with a notice when there is none.
+func (a *App) PutProvider(id string, req registry.PutRequest) (registry.Listing, error) {
+	l, err := a.providers.Put(context.Background(), id, req)
+	return l, bindErr(err)
+}
+
+// DeleteProvider removes a configured provider and its key.
+func (a *App) DeleteProvider(id string) error {
+	return bindErr(a.providers.Delete(id))
 }
 
 // bindErr gives a binding's error the same JSON body the HTTP API sends, so

@@ -31,6 +31,7 @@ import (
 	"conch/backend/gateway"
 	"conch/backend/notify"
 	"conch/backend/pref"
+	"conch/backend/provider/registry"
 	"conch/backend/provider/shell"
 	"conch/backend/store"
 	"conch/backend/task"
@@ -189,7 +190,7 @@ func startGateway(app *App, addr string, stdout, stderr io.Writer) (*runningGate
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	gw, err := gateway.New(gateway.Config{
-		Tasks: app.tasks, Chats: app.chats, Prefs: app, Doctor: app.Doctor, Logs: app.logs, Bus: app.bus,
+		Tasks: app.tasks, Chats: app.chats, Providers: app.providers, Prefs: app, Doctor: app.Doctor, Logs: app.logs, Bus: app.bus,
 		Assets: assets(), Token: token, Log: log,
 	}, ln.Addr().String())
 	if err != nil {
@@ -343,6 +344,8 @@ func offlineDoctor(home string) doctor.Report {
 		Shortcut: doctor.Feature{Detail: "Conch is not running"},
 	}
 	topics := pref.Defaults().Notifications
+	var providers *registry.Registry
+	var providersProblem string
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		in.Store.Note = "No database yet: it is made at the first start."
 	} else if st, err := store.Open(path); err != nil {
@@ -364,10 +367,13 @@ func offlineDoctor(home string) doctor.Report {
 		if fi, err := os.Stat(path); err == nil {
 			in.Store.Size = fi.Size()
 		}
+		if providers, err = registry.New(context.Background(), registry.Config{Store: st}); err != nil {
+			providersProblem = err.Error()
+		}
 		_ = st.Close()
 	}
 	ready, reason := (&shell.Shell{}).Ready()
-	in.Providers = []doctor.Provider{{ID: "shell", Name: "Shell", Ready: ready, Reason: reason}}
+	in.Providers = doctorProviders(ready, reason, providers, providersProblem)
 	n, err := notify.Open(nil)
 	in.Notifications = doctor.Notifications{Service: n.Describe(), Actions: n.Actions(), Topics: topics}
 	if err != nil {
