@@ -22,3 +22,15 @@ func TestKeyFallbackReal(t *testing.T) {
 	}
 	checkStoreFallback(t, b, r)
 }
+
+// TestNoSessionBus: without a D-Bus session the Secret Service is not
+// asked at all (asking would autolaunch a bus), and keys go to the store.
+func TestNoSessionBus(t *testing.T) {
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "")
+	b := setup(t)
+	b.cfg.Keyring = registry.System{}
+	r := open(t, b.cfg)
+	if r.KeyStorage() != registry.InStore {
+		t.Fatalf("KeyStorage = %q without a session bus", r.KeyStorage())
+	}
+}

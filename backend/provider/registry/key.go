@@ -3,6 +3,8 @@ package registry
 import (
 	"errors"
 	"fmt"
+	"os"
+	"runtime"
 	"time"
 
 	"github.com/zalando/go-keyring"
@@ -60,6 +62,11 @@ func (System) Delete(id string) error { return keyring.Delete(KeyringService, id
 // usable reports whether k answers at all: a lookup that finds nothing is
 // an answer, an error of any other kind (no Secret Service, no D-Bus) is not.
 func usable(k Keyring) error {
+	if _, ok := k.(System); ok {
+		if err := sessionBus(); err != nil {
+			return err
+		}
+	}
 	done := make(chan error, 1)
 	go func() {
 		_, err := k.Get(probeUser)
@@ -74,4 +81,18 @@ func usable(k Keyring) error {
 	case <-time.After(probeTimeout):
 		return fmt.Errorf("the keyring did not answer within %s", probeTimeout)
 	}
+}
+
+// sessionBus refuses the Secret Service when there is no D-Bus session to
+// find it on. Asking anyway would have D-Bus autolaunch a session bus of
+// its own, a daemon left running that holds no keyring (servers, CI).
+func sessionBus() error {
+	switch runtime.GOOS {
+	case "darwin", "windows", "ios", "android":
+		return nil
+	}
+	if os.Getenv("DBUS_SESSION_BUS_ADDRESS") == "" {
+		return errors.New("no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
+	}
+	return nil
 }

@@ -18,6 +18,7 @@ import (
 // test runs after the one that needs the real backend (file order).
 func TestKeyInKeyring(t *testing.T) {
 	keyring.MockInit()
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/mock") // the mock never dials it
 	b := setup(t)
 	b.cfg.Keyring = registry.System{}
 	r := open(t, b.cfg)
