@@ -3,8 +3,11 @@ package registry_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"conch/backend/provider/registry"
 )
@@ -40,6 +43,41 @@ func TestConcurrentUse(t *testing.T) {
 	for _, l := range r.List(context.Background()) {
 		if l.Kind != "anthropic" || !l.KeySet {
 			t.Errorf("left behind: %+v", l)
+		}
+	}
+}
+
+// TestListDoesNotWaitForASlowProvider: probes run in parallel, each for at
+// most InfoTimeout, so servers that never answer cost the list no more.
+func TestListDoesNotWaitForASlowProvider(t *testing.T) {
+	hang := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-hang:
+		case <-r.Context().Done():
+		}
+	}))
+	defer slow.Close()
+	defer close(hang)
+	b := setup(t)
+	b.cfg.InfoTimeout = 300 * time.Millisecond
+	r := open(t, b.cfg)
+	for _, id := range []string{"slow1", "slow2", "slow3"} {
+		if _, err := r.Put(context.Background(), id, registry.PutRequest{Kind: "openai", BaseURL: slow.URL + "/v1", Model: "m"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	ls := r.List(context.Background())
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("List took %s with three hanging servers", took)
+	}
+	if len(ls) != 3 {
+		t.Fatalf("List = %+v", ls)
+	}
+	for _, l := range ls {
+		if l.Ready || l.Reason == "" || l.Models.Default != "m" {
+			t.Errorf("%s = %+v, want not ready with a reason and the configured model", l.ID, l)
 		}
 	}
 }
