@@ -12,7 +12,8 @@
 // non-zero when anything failed. The server is always stopped.
 
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -192,6 +193,80 @@ async function api(origin, token, method, path, body) {
 async function visit(page, name) {
   await page.locator(`nav a[href="#${name}"]`).click();
   await page.getByRole('heading', { name: name.charAt(0).toUpperCase() + name.slice(1), level: 1 }).waitFor({ timeout: stepTimeout });
+}
+
+/**
+ * A small OpenAI-compatible model server for the chat checks. /v1/models lists
+ * one model; /v1/chat/completions streams real SSE chunks: after a person's
+ * message it calls a tool (read_file, or write_file when the message asks to
+ * write), its arguments split across chunks; once the tool's result is in the
+ * request it streams a text reply in several pieces.
+ * @returns {Promise<{url: string, requests: any[], close: () => void}>}
+ */
+function startModelServer() {
+  /** @type {any[]} */
+  const requests = [];
+  const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
+  const srv = createServer(async (req, res) => {
+    let body = '';
+    for await (const b of req) body += b;
+    if (req.method === 'GET' && req.url?.endsWith('/models')) {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ object: 'list', data: [{ id: 'test-model', object: 'model', owned_by: 'e2e' }] }));
+      return;
+    }
+    if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
+      res.writeHead(404, { 'Content-Type': 'application/json' });
+      res.end('{"error":{"message":"not found"}}');
+      return;
+    }
+    /** @type {any} */
+    const r = JSON.parse(body || '{}');
+    requests.push(r);
+    const msgs = /** @type {any[]} */ (r.messages ?? []);
+    let lastUser = -1;
+    msgs.forEach((m, i) => {
+      if (m.role === 'user') lastUser = i;
+    });
+    const userText = String(msgs[lastUser]?.content ?? '');
+    const toolDone = msgs.slice(lastUser + 1).some((m) => m.role === 'tool');
+    const writing = /write/i.test(userText);
+    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
+    const id = `chatcmpl-${requests.length}`;
+    const chunk = (/** @type {any} */ delta, /** @type {string | null} */ finish = null) =>
+      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model: 'test-model', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+    if (!toolDone) {
+      const name = writing ? 'write_file' : 'read_file';
+      const args = writing ? JSON.stringify({ path: 'out.txt', content: 'written by e2e\n' }) : JSON.stringify({ path: 'notes.txt' });
+      const cut = Math.floor(args.length / 2);
+      chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: `call_${requests.length}`, type: 'function', function: { name, arguments: '' } }] });
+      await sleep(60);
+      chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(0, cut) } }] });
+      await sleep(60);
+      chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(cut) } }] });
+      chunk({}, 'tool_calls');
+    } else {
+      const text = writing
+        ? 'Done: I wrote `out.txt`.'
+        : 'The file says **hello from e2e**.\n\nIt has:\n\n- one line\n- no `<script>` in it\n\n```go\nfunc main() { // ok\n}\n```';
+      const pieces = text.match(/[\s\S]{1,12}/g) ?? [text];
+      chunk({ role: 'assistant', content: '' });
+      for (const p of pieces) {
+        chunk({ content: p });
+        await sleep(120);
+      }
+      chunk({}, 'stop');
+    }
+    res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model: 'test-model', choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })}\n\n`);
+    res.end('data: [DONE]\n\n');
+  });
+  return new Promise((resolvePromise) => {
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      resolvePromise({ url: `http://127.0.0.1:${port}/v1`, requests, close: () => srv.close() });
+    });
+  });
 }
 
 /** @param {import('playwright-core').Page} page */
@@ -654,6 +729,89 @@ async function main() {
       await until('the card to have the focus', async () => (await page.evaluate(() => document.activeElement?.getAttribute('data-task-id') ?? '')) === hello.id);
       await page.unrouteAll({ behavior: 'ignoreErrors' });
     });
+
+    const model = await startModelServer();
+    const chatDir = temp('conch-e2e-chat-');
+    writeFileSync(join(chatDir, 'notes.txt'), 'hello from e2e\n');
+    let providersLanded = true;
+    await check('a new chat with no provider teaches how to connect one', async () => {
+      await page.locator('nav button', { hasText: 'New chat' }).click();
+      await page.getByRole('heading', { name: 'New chat', level: 1 }).waitFor({ timeout: stepTimeout });
+      const probe = await api(origin, token, 'GET', '/api/providers');
+      providersLanded = probe.status === 200;
+      const ready = probe.status === 200 && probe.json.providers.some((/** @type {any} */ p) => p.ready);
+      if (!ready) await page.getByText('Connect a provider to chat').waitFor({ timeout: stepTimeout });
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat-new-empty');
+    });
+
+    await check('the providers page connects a custom OpenAI-compatible server', async () => {
+      if (!providersLanded) throw new Error('not run: GET /api/providers is not served by this binary');
+      await visit(page, 'providers');
+      const form = page.getByRole('form', { name: 'Connect a provider' });
+      await form.getByRole('radio', { name: 'Custom (OpenAI-compatible)' }).click();
+      await form.getByLabel('URL').fill('not a url');
+      await form.getByRole('button', { name: 'Connect' }).click();
+      await form.getByText('Give the full URL, starting with http:// or https://.').waitFor({ timeout: stepTimeout });
+      await form.getByLabel('Name').fill('E2E Model');
+      await form.getByLabel('URL').fill(model.url);
+      await form.getByLabel('API key').fill('sk-e2e-secret');
+      await form.getByLabel('Model').fill('test-model');
+      await form.getByRole('button', { name: 'Connect' }).click();
+      const cardEl = page.locator('[data-provider="e2e-model"]');
+      await until('the provider to be listed ready', async () => (await cardEl.getAttribute('data-ready', { timeout: 1000 })) === 'true');
+      if (((await page.content()) ?? '').includes('sk-e2e-secret')) throw new Error('the key is shown back on the page');
+      if ((await form.getByLabel('API key').inputValue()) !== '') throw new Error('the key field kept the key');
+      await page.mouse.move(0, 0);
+      await shoot(page, 'providers');
+    });
+
+    await check('a chat in ask mode streams a reply, shows the step, asks before writing and writes once allowed', async () => {
+      if (!providersLanded) throw new Error('not run: GET /api/providers is not served by this binary');
+      await page.locator('nav button', { hasText: 'New chat' }).click();
+      const view = page.locator('#chat');
+      await view.getByRole('heading', { name: 'New chat', level: 1 }).waitFor({ timeout: stepTimeout });
+      const picker = view.getByLabel('Provider and model');
+      await until('the model to be offered', async () => (await picker.locator('option:not([disabled])', { hasText: 'E2E Model · test-model' }).count()) > 0);
+      await picker.selectOption({ label: 'E2E Model · test-model' });
+      await view.getByLabel('Mode', { exact: true }).selectOption('ask');
+      await view.getByLabel('Folder').fill(chatDir);
+      const box = view.getByRole('textbox', { name: 'Message' });
+      await box.fill('What does notes.txt say?');
+      await box.press('Enter');
+      await until('the chat to open at its own address', async () => /^#chat\/.+/.test(await page.evaluate(() => location.hash)));
+      await view.locator('[data-kind="user"]', { hasText: 'What does notes.txt say?' }).waitFor({ timeout: stepTimeout });
+      await view.locator('[data-step="read_file"]').waitFor({ timeout: stepTimeout });
+      const stepText = (await view.locator('[data-step="read_file"]').textContent()) ?? '';
+      if (!/Read/.test(stepText) || !stepText.includes('notes.txt')) throw new Error(`the step says "${stepText.trim()}"`);
+      const streaming = view.locator('[data-kind="assistant"][data-streaming="true"]');
+      await until('the reply to stream in', async () => (await streaming.count()) > 0, stepTimeout);
+      const reply = view.locator('[data-kind="assistant"][data-streaming="false"]', { hasText: 'hello from e2e' });
+      await reply.waitFor({ timeout: stepTimeout });
+      if ((await reply.locator('strong').count()) !== 1 || (await reply.locator('pre.code').count()) !== 1) throw new Error('the reply is not rendered as markdown');
+      if (!((await reply.textContent()) ?? '').includes('<script>')) throw new Error('the <script> in the reply is not shown as text');
+      await view.locator('[data-step="read_file"] button').click();
+      await view.locator('[data-step="read_file"] pre', { hasText: 'hello from e2e' }).waitFor({ timeout: stepTimeout });
+      await until('the sidebar to list the chat', async () => (await page.locator('nav a[data-chat-id]').count()) > 0);
+
+      await box.fill('Now write out.txt please');
+      await box.press('Enter');
+      const ask = view.getByRole('region', { name: 'Question' });
+      await ask.getByRole('button', { name: 'Allow' }).waitFor({ timeout: stepTimeout });
+      await until('the time left to show', async () => /\d+m \d\ds left/.test((await ask.locator('[aria-label="Time left"]').textContent()) ?? ''));
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat');
+      if (existsSync(join(chatDir, 'out.txt'))) throw new Error('the file was written before the person allowed it');
+      await ask.getByRole('button', { name: 'Allow' }).click();
+      await until('the file to be written', async () => existsSync(join(chatDir, 'out.txt')) && readFileSync(join(chatDir, 'out.txt'), 'utf8') === 'written by e2e\n');
+      await view.locator('[data-kind="assistant"]', { hasText: 'Done: I wrote' }).waitFor({ timeout: stepTimeout });
+      await until('the ask to show it was allowed', async () => ((await view.locator('[data-ask-id]').first().textContent()) ?? '').includes('Allowed'));
+      await until('Stop to go once the turn ended', async () => (await view.getByRole('button', { name: 'Stop' }).count()) === 0);
+      await shoot(page, 'chat-done');
+      const sent = JSON.stringify(model.requests);
+      if (!sent.includes('hello from e2e')) throw new Error('the model never got the file it read');
+    });
+    model.close();
 
     await check('the page logged no errors', async () => {
       // A restart drops the event stream on purpose; the browser logs that.

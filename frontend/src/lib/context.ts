@@ -1,5 +1,6 @@
 import { getContext, setContext } from 'svelte';
 import type { Backend } from './backend';
+import type { ChatsStore } from './chats/store.svelte';
 import type { Clock } from './clock.svelte';
 import type { DoctorStore } from './doctor/doctor.svelte';
 import type { Draft } from './draft.svelte';
@@ -13,6 +14,7 @@ const key = Symbol('conch');
 export interface AppContext {
   backend: Backend;
   tasks: TasksStore;
+  chats: ChatsStore;
   clock: Clock;
   nav: Nav;
   doctor: DoctorStore;

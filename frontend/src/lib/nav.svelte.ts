@@ -3,7 +3,7 @@
 // works; anything unknown means the tasks page.
 
 /** The app's pages. */
-export const Page = { Tasks: 'tasks', Approvals: 'approvals', Doctor: 'doctor', Settings: 'settings' } as const;
+export const Page = { Tasks: 'tasks', Approvals: 'approvals', Doctor: 'doctor', Settings: 'settings', Chat: 'chat', Providers: 'providers' } as const;
 export type Page = (typeof Page)[keyof typeof Page];
 
 const pages: readonly string[] = Object.values(Page);
@@ -14,14 +14,23 @@ export function pageOf(ref: string): Page {
   return pages.includes(name) ? (name as Page) : Page.Tasks;
 }
 
+/** The chat a hash names ("#chat/ID"), or '' for a new chat ("#chat"). */
+export function chatOf(ref: string): string {
+  const m = /^[#/]*chat\/([^/?#]+)/.exec(ref);
+  return m?.[1] ? decodeURIComponent(m[1]) : '';
+}
+
 /** Nav holds the current page and follows the URL's hash. */
 export class Nav {
   page: Page = $state(Page.Tasks);
+  /** On the chat page: the chat shown, or '' for a new one. */
+  chat = $state('');
 
   /** Reads the hash now and follows its changes; returns the function that stops it. */
   start(): () => void {
     const read = (): void => {
       this.page = pageOf(window.location.hash);
+      this.chat = chatOf(window.location.hash);
     };
     read();
     window.addEventListener('hashchange', read);
@@ -35,9 +44,18 @@ export class Nav {
    */
   go(p: Page, focus = false): void {
     this.page = p;
-    if (typeof window !== 'undefined' && pageOf(window.location.hash) !== p) window.location.hash = p;
+    if (p !== Page.Chat) this.chat = '';
+    if (typeof window !== 'undefined' && (pageOf(window.location.hash) !== p || (p === Page.Chat && chatOf(window.location.hash) !== ''))) window.location.hash = p;
     if (focus && typeof requestAnimationFrame === 'function') {
       requestAnimationFrame(() => document.querySelector<HTMLElement>(`#${p} [data-page-heading]`)?.focus());
     }
+  }
+
+  /** Shows the chat id, or a new chat for ''. */
+  openChat(id: string): void {
+    this.page = Page.Chat;
+    this.chat = id;
+    const hash = id === '' ? Page.Chat : `${Page.Chat}/${encodeURIComponent(id)}`;
+    if (typeof window !== 'undefined' && window.location.hash.replace(/^#/, '') !== hash) window.location.hash = hash;
   }
 }

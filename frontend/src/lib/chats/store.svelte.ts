@@ -90,8 +90,8 @@ export class ChatsStore {
       for (const id of [...this.byId.keys()]) if (!ids.has(id) && !this.details.has(id)) this.byId.delete(id);
       for (const c of list) this.put(c);
       this.loaded = true;
-    } catch (e) {
-      console.error('chats: could not load the list', e);
+    } catch {
+      // The tasks list, loaded at the same moment, says when Conch cannot be reached.
     }
     for (const id of this.details.keys()) void this.load(id);
   }

@@ -1,0 +1,31 @@
+// The presets the Providers page offers to connect.
+
+export interface Preset {
+  id: 'ollama' | 'lmstudio' | 'openrouter' | 'openai' | 'anthropic' | 'custom';
+  name: string;
+  /** The provider kind the server knows (`openai`-compatible or `anthropic`). */
+  kind: 'openai' | 'anthropic';
+  baseUrl?: string;
+  needsUrl: boolean;
+  needsKey: boolean;
+  hint: string;
+}
+
+export const presets: readonly Preset[] = [
+  { id: 'ollama', name: 'Ollama', kind: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', needsUrl: true, needsKey: false, hint: 'Models on this computer; no key. Start Ollama first.' },
+  { id: 'lmstudio', name: 'LM Studio', kind: 'openai', baseUrl: 'http://127.0.0.1:1234/v1', needsUrl: true, needsKey: false, hint: 'Models on this computer; turn on its local server.' },
+  { id: 'openrouter', name: 'OpenRouter', kind: 'openai', baseUrl: 'https://openrouter.ai/api/v1', needsUrl: false, needsKey: true, hint: 'Many vendors through one key (openrouter.ai/keys).' },
+  { id: 'openai', name: 'OpenAI', kind: 'openai', baseUrl: 'https://api.openai.com/v1', needsUrl: false, needsKey: true, hint: 'An API key from platform.openai.com.' },
+  { id: 'anthropic', name: 'Anthropic', kind: 'anthropic', needsUrl: false, needsKey: true, hint: 'An API key from console.anthropic.com.' },
+  { id: 'custom', name: 'Custom (OpenAI-compatible)', kind: 'openai', needsUrl: true, needsKey: false, hint: 'Any server that speaks /v1/chat/completions: its URL, and a key if it wants one.' },
+];
+
+/** The id a connected provider is saved under: the preset's, or a slug of a custom one's name. */
+export function providerId(p: Pick<Preset, 'id'>, name: string): string {
+  if (p.id !== 'custom') return p.id;
+  const slug = name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+  return slug === '' ? 'custom' : slug;
+}
