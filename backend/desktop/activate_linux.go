@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/godbus/dbus/v5"
+
+	"conch/backend/internal/sessionbus"
 )
 
 // ActivateRunning asks a Conch window already open in this session to come
@@ -16,7 +18,7 @@ import (
 // second one would otherwise stop at "database is in use" instead of showing
 // the window the person is looking for.
 func ActivateRunning() bool {
-	conn, err := dbus.ConnectSessionBus() // a private connection, authenticated
+	conn, err := sessionbus.Connect() // a private connection; never starts a bus
 	if err != nil {
 		return false
 	}

@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"github.com/godbus/dbus/v5"
+
+	"conch/backend/internal/sessionbus"
 )
 
 const (
@@ -35,9 +37,9 @@ type DBus struct {
 // ConnectSession connects to the session bus and the notification server on
 // it, or returns an error wrapping ErrNoServer.
 func ConnectSession(onAction ActionFunc) (*DBus, error) {
-	conn, err := dbus.ConnectSessionBus()
+	conn, err := sessionbus.Connect()
 	if err != nil {
-		return nil, fmt.Errorf("connect session bus: %w: %v", ErrNoServer, err)
+		return nil, fmt.Errorf("%w: %v", ErrNoServer, err)
 	}
 	d, err := NewDBus(conn, onAction)
 	if err != nil {

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"fyne.io/systray"
-	"github.com/godbus/dbus/v5"
 
 	"conch/backend/event"
+	"conch/backend/internal/sessionbus"
 	"conch/backend/task"
 )
 
@@ -276,7 +276,7 @@ func (t *Tray) Stop() {
 // HostPresent reports whether a tray host (StatusNotifierWatcher) runs on
 // the session bus, for the doctor.
 func HostPresent() (bool, string) {
-	conn, err := dbus.ConnectSessionBus()
+	conn, err := sessionbus.Connect()
 	if err != nil {
 		return false, "no D-Bus session bus"
 	}
