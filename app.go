@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"conch/backend/budget"
 	"conch/backend/chat"
 	"conch/backend/chat/conversation"
 	"conch/backend/doctor"
@@ -101,6 +102,9 @@ func openApp(ctx context.Context, home string, on surface) (*App, error) {
 		Providers: a.providers,
 		Logs:      output.New(filepath.Join(home, "chats")),
 		Home:      userHome,
+		// Prices and the monthly budget come from the preferences as they
+		// are at each call.
+		Spending: budget.New(st, a.preferences),
 	})
 	// The notifier calls back into the service (clicks, buttons), which
 	// sends through the notifier: the closure breaks the cycle.
@@ -143,12 +147,16 @@ func (a *App) close() error {
 	return a.store.Close()
 }
 
-func (a *App) topics() pref.Topics {
+func (a *App) topics() pref.Topics { return a.preferences().Notifications }
+
+// preferences are the stored preferences, or the defaults when they cannot
+// be read.
+func (a *App) preferences() pref.Preferences {
 	p, err := a.store.Preferences()
 	if err != nil {
-		return pref.Defaults().Notifications
+		return pref.Defaults()
 	}
-	return p.Notifications
+	return p
 }
 
 // open shows the chat a task came from: the window comes forward and the

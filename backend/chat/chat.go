@@ -18,6 +18,7 @@ import (
 	"conch/backend/chat/conversation"
 	"conch/backend/event"
 	"conch/backend/output"
+	"conch/backend/pref"
 	"conch/backend/provider"
 	"conch/backend/store"
 	"conch/backend/task"
@@ -88,6 +89,16 @@ func (p Providers) IDs() []string {
 	return ids
 }
 
+// Spending is the monthly budget and the price table in force now.
+type Spending interface {
+	// Prices is the price table now.
+	Prices() map[string]pref.Price
+	// Exceeded says why nothing more may be spent this month ("" if it may).
+	Exceeded() (string, error)
+	// Spend adds usd to this month.
+	Spend(usd float64) error
+}
+
 // Config wires a Manager.
 type Config struct {
 	Store     store.Conversations
@@ -98,8 +109,12 @@ type Config struct {
 	// Logs keeps each chat's command log, <root>/<conversation id>/output.log
 	// (nil: commands are not logged).
 	Logs *output.Logs
-	// Prices price provider usage (default DefaultPrices()).
+	// Prices price provider usage (default DefaultPrices()) when Spending
+	// is nil.
 	Prices Prices
+	// Spending, when set, prices usage from the preferences and keeps the
+	// monthly budget across every chat.
+	Spending Spending
 	// Home is the folder a chat without cwd works in.
 	Home string
 	// HTTP is the client fetch_url uses (nil: public addresses only).

@@ -14,10 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"conch/backend/budget"
 	"conch/backend/chat"
 	"conch/backend/chat/conversation"
 	"conch/backend/event"
 	"conch/backend/output"
+	"conch/backend/pref"
 	"conch/backend/provider"
 	"conch/backend/store"
 	"conch/backend/task"
@@ -782,5 +784,45 @@ func TestBadCallsAreToolErrorsTheModelReads(t *testing.T) {
 		if m.Role != provider.ToolRole || !m.IsError || !strings.Contains(m.Text, want[m.ToolCallID]) {
 			t.Errorf("the model read %+v, want an error with %q", m, want[m.ToolCallID])
 		}
+	}
+}
+
+// The monthly budget counts every chat: spend in one stops the next call of
+// another, with a notice saying why.
+func TestMonthlyBudgetStopsEveryChat(t *testing.T) {
+	fake := newScripted(reply{
+		calls: []provider.ToolCall{call("l", "list_files", `{}`)},
+		usage: &provider.Usage{InputTokens: 10_000, OutputTokens: 10_000}, // $0.03 at $1/$2 per M
+	})
+	var m *budget.Monthly
+	e := setup(t, fake, opts{cfg: func(c *chat.Config) {
+		m = budget.New(c.Store.(*store.Bolt), func() pref.Preferences {
+			p := pref.Defaults()
+			p.Budget.Monthly = 0.02
+			p.Prices = map[string]pref.Price{"fake-": {Input: 1, Output: 2}}
+			return p
+		})
+		c.Spending = m
+	}})
+	first := e.create(t, task.Auto)
+	if _, err := e.m.Send(first.ID, "list"); err != nil {
+		t.Fatal(err)
+	}
+	e.idle(t, first.ID)
+	if _, spent, err := m.Month(); err != nil || spent < 0.0299 || spent > 0.0301 {
+		t.Fatalf("month spent %v %v, want $0.03", spent, err)
+	}
+	second := e.create(t, task.Auto)
+	if _, err := e.m.Send(second.ID, "list"); err != nil {
+		t.Fatal(err)
+	}
+	e.idle(t, second.ID)
+	if n := len(fake.calls()); n != 1 {
+		t.Fatalf("%d provider calls, want 1: the second chat should stop before calling", n)
+	}
+	ms := e.messages(t, second.ID)
+	last := ms[len(ms)-1]
+	if last.Kind != conversation.Notice || !strings.Contains(last.Text, "This month's budget of $0.02 is spent") {
+		t.Fatalf("last message %+v", last)
 	}
 }

@@ -77,6 +77,13 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) string {
 		if c.Limit > 0 && c.Spent >= c.Limit {
 			return fmt.Sprintf("Stopped: this chat has spent $%.4f of its $%.2f limit. Raise the limit to carry on.", c.Spent, c.Limit)
 		}
+		if m.cfg.Spending != nil {
+			if why, err := m.cfg.Spending.Exceeded(); err != nil {
+				return "Could not read this month's spend: " + err.Error()
+			} else if why != "" {
+				return "Stopped: " + why
+			}
+		}
 		if c.Provider == "" {
 			return noProviderText
 		}
@@ -117,7 +124,16 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) string {
 		})
 		cost := 0.0
 		if res.usage != nil && info.Category != provider.LocalModel {
-			cost = m.cfg.Prices.Cost(model, *res.usage)
+			prices := m.cfg.Prices
+			if m.cfg.Spending != nil {
+				prices = Prices(m.cfg.Spending.Prices())
+			}
+			cost = prices.Cost(model, *res.usage)
+		}
+		if cost > 0 && m.cfg.Spending != nil {
+			if err := m.cfg.Spending.Spend(cost); err != nil {
+				return "Could not record this month's spend: " + err.Error()
+			}
 		}
 		var msgs []conversation.Message
 		if res.text != "" {

@@ -1,7 +1,10 @@
 // Package pref holds the person's preferences and their defaults.
 package pref
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Limits are how many tasks of each kind may run at once.
 type Limits struct {
@@ -17,10 +20,29 @@ type Topics struct {
 	Approvals bool `json:"approvals"`
 }
 
+// Price is what a model costs, in USD per million tokens.
+type Price struct {
+	Input  float64 `json:"input"`
+	Output float64 `json:"output"`
+	// CacheRead is the price of cached input; 0 uses Input.
+	CacheRead float64 `json:"cacheRead,omitempty"`
+}
+
+// Budget caps spending across every chat, task and helper.
+type Budget struct {
+	// Monthly is the most Conch may spend in a calendar month, in USD; 0
+	// sets no cap.
+	Monthly float64 `json:"monthly"`
+}
+
 // Preferences are the person's settings that the engine reads.
 type Preferences struct {
 	Limits        Limits `json:"limits"`
 	Notifications Topics `json:"notifications"`
+	Budget        Budget `json:"budget"`
+	// Prices maps a model id, or the start of one ("claude-sonnet-4"), to
+	// its price; models not in it (local ones) cost nothing.
+	Prices map[string]Price `json:"prices"`
 }
 
 // Defaults returns the preferences a new home starts with.
@@ -28,6 +50,26 @@ func Defaults() Preferences {
 	return Preferences{
 		Limits:        Limits{Background: 3, Helper: 4},
 		Notifications: Topics{Tasks: true, Approvals: true},
+		Prices:        DefaultPrices(),
+	}
+}
+
+// DefaultPrices are list prices of common hosted models (USD per million
+// tokens) as of late 2025.
+func DefaultPrices() map[string]Price {
+	return map[string]Price{
+		"gpt-4o":            {Input: 2.5, Output: 10},
+		"gpt-4o-mini":       {Input: 0.15, Output: 0.6},
+		"gpt-4.1":           {Input: 2, Output: 8},
+		"gpt-4.1-mini":      {Input: 0.4, Output: 1.6},
+		"gpt-5":             {Input: 1.25, Output: 10},
+		"gpt-5-mini":        {Input: 0.25, Output: 2},
+		"o3":                {Input: 2, Output: 8},
+		"claude-opus-4":     {Input: 15, Output: 75},
+		"claude-sonnet-4":   {Input: 3, Output: 15},
+		"claude-3-7-sonnet": {Input: 3, Output: 15},
+		"claude-3-5-haiku":  {Input: 0.8, Output: 4},
+		"claude-haiku-4":    {Input: 1, Output: 5},
 	}
 }
 
@@ -38,6 +80,19 @@ func (p Preferences) Validate() error {
 	}
 	if p.Limits.Helper < 1 || p.Limits.Helper > 64 {
 		return fmt.Errorf("limits.helper must be between 1 and 64, got %d", p.Limits.Helper)
+	}
+	if p.Budget.Monthly < 0 || p.Budget.Monthly > 1e6 || math.IsNaN(p.Budget.Monthly) {
+		return fmt.Errorf("budget.monthly must be between 0 (no cap) and 1000000 USD, got %v", p.Budget.Monthly)
+	}
+	for model, pr := range p.Prices {
+		if model == "" {
+			return fmt.Errorf("prices: a model id is empty")
+		}
+		for _, v := range []float64{pr.Input, pr.Output, pr.CacheRead} {
+			if v < 0 || v > 1e4 || math.IsNaN(v) {
+				return fmt.Errorf("prices.%s: prices must be between 0 and 10000 USD per million tokens", model)
+			}
+		}
 	}
 	return nil
 }

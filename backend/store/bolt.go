@@ -47,11 +47,13 @@ var (
 	// bucketProviderKeys holds their keys when the OS has no keyring.
 	bucketProviders    = []byte("providers")
 	bucketProviderKeys = []byte("provider-keys")
+	// bucketSpend holds what was spent each month ("2026-11" → USD).
+	bucketSpend = []byte("spend")
 
 	keySchema = []byte("schema")
 	keyPrefs  = []byte("preferences")
 
-	buckets = [][]byte{bucketMeta, bucketTasks, bucketPrefs, bucketConvs, bucketMsgs, bucketProviders, bucketProviderKeys}
+	buckets = [][]byte{bucketMeta, bucketTasks, bucketPrefs, bucketConvs, bucketMsgs, bucketProviders, bucketProviderKeys, bucketSpend}
 )
 
 // Bolt is the bbolt-backed Store. All writes go through one goroutine that
