@@ -376,6 +376,9 @@ export interface Provider {
   baseUrl?: string;
   keySet: boolean;
   keyStorage?: string;
+  /** Said when the key could not go to the OS keyring (it is in Conch's store). */
+  keyNotice?: string;
+  preset?: string;
   source: string;
 }
 
