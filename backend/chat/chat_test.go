@@ -36,6 +36,8 @@ type reply struct {
 	// ask, when set, asks through req.Ask first (as a coding agent does)
 	// and streams "allowed" or "denied".
 	ask string
+	// steps are a coding agent's own steps, sent before the text.
+	steps []string
 }
 
 // scripted is the model edge: a Provider that answers each call with the
@@ -88,6 +90,11 @@ func (s *scripted) Stream(ctx context.Context, req provider.Request) (<-chan pro
 				return
 			}
 			r.text = []string{map[bool]string{true: "allowed", false: "denied"}[ok]}
+		}
+		for _, st := range r.steps {
+			if !send(provider.Event{Kind: provider.StepEvent, Text: st}) {
+				return
+			}
 		}
 		if r.block {
 			<-ctx.Done()
@@ -824,5 +831,34 @@ func TestMonthlyBudgetStopsEveryChat(t *testing.T) {
 	last := ms[len(ms)-1]
 	if last.Kind != conversation.Notice || !strings.Contains(last.Text, "This month's budget of $0.02 is spent") {
 		t.Fatalf("last message %+v", last)
+	}
+}
+
+// A coding agent's own steps are kept in the chat, in order, and are not
+// sent back to the model as conversation.
+func TestCodingAgentStepsAreKept(t *testing.T) {
+	fake := newScripted(reply{steps: []string{"Read go.mod", "Ran go test ./..."}, text: []string{"All ", "green."}})
+	e := setup(t, fake)
+	c := e.create(t, task.Auto)
+	if _, err := e.m.Send(c.ID, "test it"); err != nil {
+		t.Fatal(err)
+	}
+	e.idle(t, c.ID)
+	var got []string
+	for _, m := range e.messages(t, c.ID) {
+		got = append(got, string(m.Kind)+":"+m.Text)
+	}
+	want := "user:test it|step:Read go.mod|step:Ran go test ./...|assistant:All green."
+	if strings.Join(got, "|") != want {
+		t.Fatalf("messages %q, want %q", strings.Join(got, "|"), want)
+	}
+	if _, err := e.m.Send(c.ID, "again"); err != nil {
+		t.Fatal(err)
+	}
+	e.idle(t, c.ID)
+	for _, m := range fake.calls()[1].Messages {
+		if strings.Contains(m.Text, "Read go.mod") {
+			t.Fatalf("a step was sent to the model as a message: %+v", m)
+		}
 	}
 }

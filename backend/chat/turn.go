@@ -300,6 +300,18 @@ func (m *Manager) stream(ctx context.Context, e *entry, p provider.Provider, req
 					}
 					res.calls = append(res.calls, call)
 				}
+			case provider.StepEvent:
+				// A coding agent's own step shows as it happens.
+				if ev.Text != "" {
+					step := m.message(conversation.Step)
+					step.Text = ev.Text
+					if _, err := m.update(e, nil, step); err != nil {
+						res.err = fmt.Errorf("save a step: %w", err)
+						res.text = text.String()
+						go drain(ch)
+						return res
+					}
+				}
 			case provider.UsageEvent:
 				if ev.Usage != nil {
 					u := *ev.Usage

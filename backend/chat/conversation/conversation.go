@@ -110,6 +110,9 @@ const (
 	TaskEvent Kind = "task-event"
 	// Notice is Conch speaking: why a turn stopped, errors, limits.
 	Notice Kind = "notice"
+	// Step is something a coding agent did with its own tools, past tense
+	// (Text: "Read go.mod", "Ran go test ./...").
+	Step Kind = "step"
 )
 
 // ToolCall is one call the model made.
