@@ -811,6 +811,26 @@ async function main() {
       const sent = JSON.stringify(model.requests);
       if (!sent.includes('hello from e2e')) throw new Error('the model never got the file it read');
     });
+
+    await check('a chat is renamed in place and found in the palette', async () => {
+      if (!providersLanded) throw new Error('not run: GET /api/providers is not served by this binary');
+      const view = page.locator('#chat');
+      const id = decodeURIComponent((await page.evaluate(() => location.hash)).replace(/^#chat\//, ''));
+      await view.getByRole('button', { name: 'What does notes.txt say?' }).click();
+      const input = view.getByLabel('Chat title');
+      await input.fill('Notes check');
+      await input.press('Enter');
+      await until('the server to have the new title', async () => (await api(origin, token, 'GET', `/api/conversations/${id}`)).json.conversation.title === 'Notes check');
+      await page.locator(`nav a[data-chat-id="${id}"]`, { hasText: 'Notes check' }).waitFor({ timeout: stepTimeout });
+      await visit(page, 'doctor');
+      await page.keyboard.press('Control+K');
+      await palette(page).waitFor({ timeout: stepTimeout });
+      await page.keyboard.type('notes check');
+      await until('the chat to be the best match', async () => ((await palette(page).getByRole('option').first().textContent()) ?? '').includes('Notes check'));
+      await page.keyboard.press('Enter');
+      await until('the chat to show', async () => (await page.evaluate(() => location.hash)) === `#chat/${encodeURIComponent(id)}`);
+      await page.locator('#chat').getByRole('button', { name: 'Notes check' }).waitFor({ timeout: stepTimeout });
+    });
     model.close();
 
     await check('the page logged no errors', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Page, pageOf } from './nav.svelte';
+import { Page, chatOf, pageOf } from './nav.svelte';
 
 describe('pageOf', () => {
   it('reads hashes and app links', () => {
@@ -12,5 +12,15 @@ describe('pageOf', () => {
   it('falls back to the tasks page', () => {
     expect(pageOf('')).toBe(Page.Tasks);
     expect(pageOf('#nope')).toBe(Page.Tasks);
+  });
+});
+
+describe('chatOf', () => {
+  it('reads the chat of #chat/ID, and none for a new chat', () => {
+    expect(pageOf('#chat/abc')).toBe(Page.Chat);
+    expect(pageOf('#providers')).toBe(Page.Providers);
+    expect(chatOf('#chat/a%20b')).toBe('a b');
+    expect(chatOf('#chat')).toBe('');
+    expect(chatOf('#tasks')).toBe('');
   });
 });
