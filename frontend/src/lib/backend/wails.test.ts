@@ -25,6 +25,9 @@ function bindings(over: Partial<AppBindings> = {}): AppBindings {
     SendMessage: no,
     StopConversation: no,
     AnswerAsk: no,
+    ListProviders: no,
+    PutProvider: no,
+    DeleteProvider: no,
     ...over,
   };
 }
@@ -105,8 +108,15 @@ describe('WailsBackend', () => {
     expect(get).toHaveBeenCalledWith('c', 0, 0);
     await b.answerAsk('c', 'a', false);
     expect(answer).toHaveBeenCalledWith('c', 'a', false);
-    expect(await b.listProviders()).toEqual([]); // not bound in this build
-    await expect(b.deleteProvider('x')).rejects.toMatchObject({ code: 'unknown' });
+    const del = vi.fn(async () => null);
+    const withProviders = new WailsBackend(
+      bindings({ ListProviders: async () => ({ providers: null }), DeleteProvider: del, PutProvider: () => Promise.reject('{"error":{"code":"invalid","message":"baseUrl must be http or https"}}') }),
+      undefined,
+    );
+    expect(await withProviders.listProviders()).toEqual([]);
+    await withProviders.deleteProvider('x');
+    expect(del).toHaveBeenCalledWith('x');
+    await expect(withProviders.putProvider('x', { kind: 'openai' })).rejects.toMatchObject({ code: 'invalid' });
   });
 
   it('passes chat events on', async () => {

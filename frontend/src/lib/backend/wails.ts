@@ -1,6 +1,5 @@
 import type { Backend } from './backend';
 import {
-  ErrorCode,
   ReloadEventType,
   type AppEvent,
   type Approval,
@@ -18,7 +17,7 @@ import {
   type Task,
   type TaskList,
 } from './contract';
-import { ApiError, toApiError } from './error';
+import { toApiError } from './error';
 import { parseEvent } from './event';
 
 /** The Go methods Wails binds on window.go.main.App (docs/API.md, "Bindings"). */
@@ -42,10 +41,9 @@ export interface AppBindings {
   SendMessage(id: string, text: string): Promise<Message>;
   StopConversation(id: string): Promise<Conversation>;
   AnswerAsk(id: string, askId: string, allow: boolean): Promise<Conversation>;
-  /** Not bound yet in every build: the providers bindings came later. */
-  ListProviders?(): Promise<{ providers: Provider[] | null } | Provider[] | null>;
-  PutProvider?(id: string, cfg: ProviderConfig): Promise<Provider | null>;
-  DeleteProvider?(id: string): Promise<null>;
+  ListProviders(): Promise<{ providers: Provider[] | null }>;
+  PutProvider(id: string, cfg: ProviderConfig): Promise<Provider>;
+  DeleteProvider(id: string): Promise<null>;
 }
 
 /** The part of the Wails runtime the frontend uses. */
@@ -65,10 +63,6 @@ declare global {
 
 function isReload(data: unknown): boolean {
   return typeof data === 'object' && data !== null && (data as { type?: unknown }).type === ReloadEventType;
-}
-
-function notBound(name: string): ApiError {
-  return new ApiError(ErrorCode.Unknown, `This Conch has no ${name} yet; update it.`, 0);
 }
 
 async function call<T>(p: () => Promise<T>): Promise<T> {
@@ -149,21 +143,13 @@ export class WailsBackend implements Backend {
     return call(() => this.app.AnswerAsk(id, askId, allow));
   }
   async listProviders(): Promise<Provider[]> {
-    const f = this.app.ListProviders?.bind(this.app);
-    if (!f) return [];
-    const r = await call(() => f());
-    if (Array.isArray(r)) return r;
-    return r?.providers ?? [];
+    return (await call(() => this.app.ListProviders())).providers ?? [];
   }
   putProvider(id: string, cfg: ProviderConfig): Promise<Provider | null> {
-    const f = this.app.PutProvider?.bind(this.app);
-    if (!f) return Promise.reject(notBound('PutProvider'));
-    return call(() => f(id, cfg));
+    return call(() => this.app.PutProvider(id, cfg));
   }
   async deleteProvider(id: string): Promise<void> {
-    const f = this.app.DeleteProvider?.bind(this.app);
-    if (!f) throw notBound('DeleteProvider');
-    await call(() => f(id));
+    await call(() => this.app.DeleteProvider(id));
   }
 
   subscribe(onEvent: (e: AppEvent) => void, onReconnect: () => void): () => void {
