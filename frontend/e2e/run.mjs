@@ -231,13 +231,18 @@ function startModelServer() {
     const userText = String(msgs[lastUser]?.content ?? '');
     const toolDone = msgs.slice(lastUser + 1).some((m) => m.role === 'tool');
     const writing = /write/i.test(userText);
+    const fetching = /curl/i.test(userText);
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
     const id = `chatcmpl-${requests.length}`;
     const chunk = (/** @type {any} */ delta, /** @type {string | null} */ finish = null) =>
       res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model: 'test-model', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
     if (!toolDone) {
-      const name = writing ? 'write_file' : 'read_file';
-      const args = writing ? JSON.stringify({ path: 'out.txt', content: 'written by e2e\n' }) : JSON.stringify({ path: 'notes.txt' });
+      const name = fetching ? 'run_command' : writing ? 'write_file' : 'read_file';
+      const args = fetching
+        ? JSON.stringify({ command: 'curl -s -m 1 http://127.0.0.1:9/ || true' })
+        : writing
+          ? JSON.stringify({ path: 'out.txt', content: 'written by e2e\n' })
+          : JSON.stringify({ path: 'notes.txt' });
       const cut = Math.floor(args.length / 2);
       chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: `call_${requests.length}`, type: 'function', function: { name, arguments: '' } }] });
       await sleep(60);
@@ -246,8 +251,10 @@ function startModelServer() {
       chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(cut) } }] });
       chunk({}, 'tool_calls');
     } else {
-      const text = writing
-        ? 'Done: I wrote `out.txt`.'
+      const text = fetching
+        ? 'Tried the address; nothing answered.'
+        : writing
+          ? 'Done: I wrote `out.txt`.'
         : 'The file says **hello from e2e**.\n\nIt has:\n\n- one line\n- no `<script>` in it\n\n```go\nfunc main() { // ok\n}\n```';
       const pieces = text.match(/[\s\S]{1,12}/g) ?? [text];
       chunk({ role: 'assistant', content: '' });
@@ -810,6 +817,25 @@ async function main() {
       await shoot(page, 'chat-done');
       const sent = JSON.stringify(model.requests);
       if (!sent.includes('hello from e2e')) throw new Error('the model never got the file it read');
+    });
+
+    await check('a command that reaches the network taints the chat; Clear untaints it', async () => {
+      if (!providersLanded) throw new Error('not run: GET /api/providers is not served by this binary');
+      const view = page.locator('#chat');
+      const id = decodeURIComponent((await page.evaluate(() => location.hash)).replace(/^#chat\//, ''));
+      const box = view.getByRole('textbox', { name: 'Message' });
+      await box.fill('Try curl on that address');
+      await box.press('Enter');
+      const pending = view.locator('.ask.pending');
+      await pending.getByRole('button', { name: 'Allow' }).click();
+      await view.locator('[data-kind="assistant"]', { hasText: 'nothing answered' }).waitFor({ timeout: stepTimeout });
+      const badge = view.getByText('Tainted: asks before every action');
+      await badge.waitFor({ timeout: stepTimeout });
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat-tainted');
+      await view.getByRole('button', { name: 'Clear' }).click();
+      await until('the badge to go', async () => (await badge.count()) === 0);
+      if ((await api(origin, token, 'GET', `/api/conversations/${id}`)).json.conversation.tainted) throw new Error('the server still has the chat tainted');
     });
 
     await check('a chat is renamed in place and found in the palette', async () => {
