@@ -294,6 +294,7 @@ export const MessageKind = {
   ToolResult: 'tool-result',
   Ask: 'ask',
   Notice: 'notice',
+  Step: 'step',
   TaskEvent: 'task-event',
 } as const;
 export type MessageKind = (typeof MessageKind)[keyof typeof MessageKind];

@@ -70,4 +70,11 @@ describe('formatUSD', () => {
     expect(formatUSD(1.234)).toBe('$1.23');
     expect(formatUSD(0.001)).toBe('<$0.01');
   });
+  it('shows a coding agent\'s own steps as finished steps', () => {
+    const items = foldMessages([makeMessage({ seq: 1, kind: MessageKind.Step, text: 'Ran go test ./...' })], new Map(), null);
+    expect(items).toHaveLength(1);
+    const step = items[0];
+    expect(step?.kind === 'step' && step.call.title).toBe('Ran go test ./...');
+    expect(step?.kind === 'step' && step.result?.isError).toBe(false);
+  });
 });

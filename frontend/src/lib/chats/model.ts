@@ -85,6 +85,17 @@ export function foldMessages(messages: readonly Message[], streaming: ReadonlyMa
         }
         break;
       }
+      case MessageKind.Step: {
+        // A coding agent's own step: done as soon as it is told.
+        const title = m.text ?? '';
+        items.push({
+          kind: 'step',
+          key: m.id,
+          call: { id: m.id, name: 'agent', arguments: null, effect: 'none', title },
+          result: { callId: m.id, name: 'agent', output: `The agent did this with its own tools: ${title}`, isError: false },
+        });
+        break;
+      }
       case MessageKind.Notice:
       case MessageKind.TaskEvent:
         items.push({ kind: 'notice', key: m.id, text: m.text ?? '' });
