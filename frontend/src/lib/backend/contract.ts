@@ -215,7 +215,14 @@ export interface Preferences {
   limits: { background: number; helper: number };
   /** Which OS notifications are wanted. */
   notifications: { tasks: boolean; approvals: boolean };
+  /** The most Conch may spend in a calendar month, in USD (0: no cap). */
+  budget?: { monthly: number };
+  /** USD per million tokens, by model id or its start; unlisted models cost nothing. */
+  prices?: Record<string, { input: number; output: number; cacheRead?: number }>;
 }
+
+/** The bounds of the monthly budget, in USD. */
+export const budgetRange = { min: 0, max: 1_000_000 } as const;
 
 /** The bounds of each limit in preferences. */
 export const limitRange = { min: 1, max: 64 } as const;

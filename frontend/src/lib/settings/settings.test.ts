@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Preferences } from '../backend/contract';
-import { parseLimit, withLimit, withTopic } from './settings';
+import { parseBudget, parseLimit, withBudget, withLimit, withTopic } from './settings';
 
 describe('parseLimit', () => {
   it('takes whole numbers from 1 to 64', () => {
@@ -26,5 +26,26 @@ describe('withLimit / withTopic', () => {
     expect(withLimit(p, 'helper', 8)).toEqual({ limits: { background: 3, helper: 8 }, notifications: { tasks: true, approvals: true } });
     expect(withTopic(p, 'tasks', false)).toEqual({ limits: { background: 3, helper: 4 }, notifications: { tasks: false, approvals: true } });
     expect(p).toEqual({ limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true } });
+  });
+});
+
+describe('monthly budget', () => {
+  it('reads dollars, with 0 or nothing for no cap', () => {
+    expect(parseBudget('20')).toEqual({ value: 20 });
+    expect(parseBudget(' $12.50 ')).toEqual({ value: 12.5 });
+    expect(parseBudget('')).toEqual({ value: 0 });
+    expect(parseBudget('0')).toEqual({ value: 0 });
+  });
+  it('refuses what is not an amount', () => {
+    for (const bad of ['-1', 'ten', '1.234', '1e3']) expect(parseBudget(bad)).toHaveProperty('error');
+    expect(parseBudget('2000000')).toHaveProperty('error');
+  });
+  it('changes only the budget', () => {
+    const p = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: false }, budget: { monthly: 0 }, prices: { x: { input: 1, output: 2 } } };
+    const next = withBudget(p, 20);
+    expect(next.budget?.monthly).toBe(20);
+    expect(next.limits).toEqual(p.limits);
+    expect(next.prices).toEqual(p.prices);
+    expect(p.budget?.monthly).toBe(0);
   });
 });

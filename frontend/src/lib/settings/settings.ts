@@ -1,7 +1,7 @@
 // The settings page's rules: what a limit may be and how a change becomes
 // the whole preferences object that SetPreferences (and PATCH) take.
 
-import { limitRange, type Preferences } from '../backend/contract';
+import { budgetRange, limitRange, type Preferences } from '../backend/contract';
 
 /** A limit preferences hold. */
 export type LimitKey = keyof Preferences['limits'];
@@ -38,4 +38,19 @@ export function withLimit(p: Preferences, key: LimitKey, value: number): Prefere
 /** p with one notification topic on or off. */
 export function withTopic(p: Preferences, key: TopicKey, on: boolean): Preferences {
   return { ...p, limits: { ...p.limits }, notifications: { ...p.notifications, [key]: on } };
+}
+
+/** Reads what was typed into the monthly budget field: dollars (0 for no cap), or one sentence saying what is wrong. */
+export function parseBudget(raw: string): { value: number } | { error: string } {
+  const s = raw.trim().replace(/^\$/, '');
+  if (s === '') return { value: 0 };
+  if (!/^\d+(\.\d{1,2})?$/.test(s)) return { error: 'Use an amount in dollars, like 20 or 12.50; 0 means no cap.' };
+  const n = Number(s);
+  if (n > budgetRange.max) return { error: `Use at most ${budgetRange.max.toLocaleString('en-US')} dollars.` };
+  return { value: n };
+}
+
+/** p with the monthly budget changed. */
+export function withBudget(p: Preferences, monthly: number): Preferences {
+  return { ...p, limits: { ...p.limits }, notifications: { ...p.notifications }, budget: { monthly } };
 }
