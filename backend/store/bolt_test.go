@@ -177,7 +177,7 @@ func TestPreferences(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p != pref.Defaults() {
+	if !reflect.DeepEqual(p, pref.Defaults()) {
 		t.Fatalf("Preferences on new store = %+v, want defaults", p)
 	}
 	want := pref.Preferences{Limits: pref.Limits{Background: 5, Helper: 2}}
@@ -188,7 +188,7 @@ func TestPreferences(t *testing.T) {
 		t.Fatal("PutPreferences accepted zero limits")
 	}
 	s = reopen(t, s, path)
-	if p, err := s.Preferences(); err != nil || p != want {
+	if p, err := s.Preferences(); err != nil || !reflect.DeepEqual(p, want) {
 		t.Fatalf("Preferences after reopen = %+v, %v; want %+v", p, err, want)
 	}
 }
@@ -236,7 +236,7 @@ func TestReopenFindsEverything(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("after reopen Tasks = %d tasks, want %d (or contents differ)", len(got), len(want))
 	}
-	if p, err := s.Preferences(); err != nil || p != prefs {
+	if p, err := s.Preferences(); err != nil || !reflect.DeepEqual(p, prefs) {
 		t.Fatalf("after reopen Preferences = %+v, %v", p, err)
 	}
 }
