@@ -838,6 +838,26 @@ async function main() {
       if ((await api(origin, token, 'GET', `/api/conversations/${id}`)).json.conversation.tainted) throw new Error('the server still has the chat tainted');
     });
 
+    await check("a chat's question waits in Approvals beside the tasks' and is answered there", async () => {
+      if (!providersLanded) throw new Error('not run: GET /api/providers is not served by this binary');
+      const view = page.locator('#chat');
+      const id = decodeURIComponent((await page.evaluate(() => location.hash)).replace(/^#chat\//, ''));
+      const box = view.getByRole('textbox', { name: 'Message' });
+      await box.fill('Now write out.txt please');
+      await box.press('Enter');
+      await view.locator('.ask.pending').waitFor({ timeout: stepTimeout });
+      await visit(page, 'approvals');
+      const item = page.locator(`[data-approval][data-conversation-id="${id}"]`);
+      await item.waitFor({ timeout: stepTimeout });
+      if (!((await item.textContent()) ?? '').includes('a chat')) throw new Error(`the item says "${await item.textContent()}"`);
+      await until('the sidebar to count it', async () => ((await page.locator('nav a[href="#approvals"]').textContent()) ?? '').includes('1'));
+      await item.getByRole('button', { name: 'Allow' }).click();
+      await until('the item to leave the list', async () => (await item.count()) === 0);
+      await until('the chat to finish its turn', async () => !(await api(origin, token, 'GET', `/api/conversations/${id}`)).json.conversation.running);
+      await page.locator(`nav a[data-chat-id="${id}"]`).click();
+      await until('the chat to open again', async () => (await page.evaluate(() => location.hash)) === `#chat/${encodeURIComponent(id)}`);
+    });
+
     await check('a chat is renamed in place and found in the palette', async () => {
       if (!providersLanded) throw new Error('not run: GET /api/providers is not served by this binary');
       const view = page.locator('#chat');
