@@ -24,6 +24,7 @@ import (
 	"conch/backend/store"
 	"conch/backend/task"
 	"conch/backend/taskrun"
+	"conch/backend/tray"
 )
 
 // App wires Conch's services and is the facade the Wails window binds: its
@@ -169,6 +170,22 @@ func (a *App) open(taskID string) {
 		bringForward()
 	}
 	a.bus.Publish(event.Event{Type: event.Open, ID: taskID})
+}
+
+// chatQuestions lists the chats waiting on the person, for the tray menu.
+func (a *App) chatQuestions() []tray.Item {
+	var items []tray.Item
+	for _, c := range a.chats.List() {
+		if c.Ask == nil {
+			continue
+		}
+		title := c.Title
+		if title == "" {
+			title = "New chat"
+		}
+		items = append(items, tray.Item{TaskID: c.ID, Title: title, Chat: true})
+	}
+	return items
 }
 
 // setDesktop records how the window's tray and shortcut came up, and how to

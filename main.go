@@ -267,12 +267,13 @@ func runDesktop(args []string, stdout, stderr io.Writer) int {
 	}
 	defer gw.stop()
 	err = desktop.Run(desktop.Options{
-		Title:   "Conch",
-		Assets:  assets(),
-		Bind:    []any{app},
-		Events:  app.bus,
-		Tasks:   func() []task.Task { tasks, _ := app.tasks.List(); return tasks },
-		OnReady: app.setDesktop,
+		Title:         "Conch",
+		Assets:        assets(),
+		Bind:          []any{app},
+		Events:        app.bus,
+		Tasks:         func() []task.Task { tasks, _ := app.tasks.List(); return tasks },
+		ChatQuestions: app.chatQuestions,
+		OnReady:       app.setDesktop,
 	})
 	if errors.Is(err, desktop.ErrUnavailable) {
 		gw.stop()

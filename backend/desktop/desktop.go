@@ -12,6 +12,7 @@ import (
 	"conch/backend/doctor"
 	"conch/backend/event"
 	"conch/backend/task"
+	"conch/backend/tray"
 )
 
 // ErrUnavailable is returned by Run in a binary built without the desktop tag.
@@ -34,6 +35,8 @@ type Options struct {
 	OnShutdown func(ctx context.Context)
 	// Tasks lists the tasks, for the tray's counts and menu (nil: no tray).
 	Tasks func() []task.Task
+	// ChatQuestions lists the chats' pending questions for the tray menu.
+	ChatQuestions func() []tray.Item
 	// OnReady reports how the tray and the global shortcut came up, and gives
 	// a way to bring the window forward (a notification was clicked).
 	OnReady func(tray, shortcut doctor.Feature, bringForward func())

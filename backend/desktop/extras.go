@@ -34,6 +34,7 @@ func (w *window) extras(ctx, wailsCtx context.Context) {
 			Open:     bringForward,
 			Tasks:    func() { bringForward(); publish(event.Event{Type: event.Open}) },
 			OpenTask: func(id string) { bringForward(); publish(event.Event{Type: event.Open, ID: id}) },
+			OpenChat: func(id string) { bringForward(); publish(event.Event{Type: event.OpenChat, ID: id}) },
 			Quit:     func() { runtime.Quit(wailsCtx) },
 		})
 		if err != nil {
@@ -43,7 +44,7 @@ func (w *window) extras(ctx, wailsCtx context.Context) {
 			go func() {
 				defer w.wg.Done()
 				if w.o.Events != nil {
-					t.Follow(ctx, w.o.Events, w.o.Tasks)
+					t.Follow(ctx, w.o.Events, w.o.Tasks, w.o.ChatQuestions)
 				}
 				<-ctx.Done()
 				t.Stop()

@@ -23,6 +23,9 @@ const (
 	// Open asks the surfaces to show the chat the task with ID came from
 	// (a click on its notification). The window comes forward.
 	Open Type = "app.open"
+	// OpenChat asks the surfaces to show the chat with ID (its question was
+	// picked in the tray menu). The window comes forward.
+	OpenChat Type = "app.open-chat"
 	// Compose asks the page to focus the composer; when it already holds
 	// text, the page sends it to the background (the global shortcut).
 	Compose Type = "app.compose"

@@ -14,10 +14,12 @@ import (
 	"conch/backend/task"
 )
 
-// Item is a task that needs the person, listed in the menu.
+// Item is a question waiting for the person, listed in the menu: a task's
+// (TaskID) or, with Chat set, a chat's (TaskID holds the chat's id).
 type Item struct {
 	TaskID string
 	Title  string
+	Chat   bool
 }
 
 // Actions are what the icon and its menu do.
@@ -28,6 +30,8 @@ type Actions struct {
 	Tasks func()
 	// OpenTask opens the chat a task came from.
 	OpenTask func(taskID string)
+	// OpenChat opens a chat whose question waits.
+	OpenChat func(chatID string)
 	// Quit ends Conch.
 	Quit func()
 }
@@ -44,7 +48,7 @@ type Tray struct {
 	drawn   bool
 	header  *systray.MenuItem
 	slots   [maxItems]*systray.MenuItem
-	slotIDs [maxItems]string
+	slotIDs [maxItems]Item
 
 	end  func()
 	done chan struct{}
@@ -157,10 +161,14 @@ func (t *Tray) clicked(i int) {
 		call(t.actions.Quit)
 	default:
 		t.mu.Lock()
-		id := t.slotIDs[i-3]
+		it := t.slotIDs[i-3]
 		t.mu.Unlock()
-		if id != "" && t.actions.OpenTask != nil {
-			t.actions.OpenTask(id)
+		switch {
+		case it.TaskID == "":
+		case it.Chat && t.actions.OpenChat != nil:
+			t.actions.OpenChat(it.TaskID)
+		case !it.Chat && t.actions.OpenTask != nil:
+			t.actions.OpenTask(it.TaskID)
 		}
 	}
 }
@@ -190,11 +198,11 @@ func (t *Tray) Update(c Counts, needsYou []Item) {
 		if i < len(needsYou) {
 			slot.SetTitle(needsYou[i].Title + " — See what it's asking")
 			slot.Show()
-			t.slotIDs[i] = needsYou[i].TaskID
+			t.slotIDs[i] = needsYou[i]
 			continue
 		}
 		slot.Hide()
-		t.slotIDs[i] = ""
+		t.slotIDs[i] = Item{}
 	}
 }
 
@@ -205,10 +213,19 @@ func itoa(n int) string {
 	return itoa(n/10) + string(rune('0'+n%10))
 }
 
-// Follow keeps the tray current with the tasks until ctx ends: it recounts
-// after every change, at most every 200 ms.
-func (t *Tray) Follow(ctx context.Context, bus *event.Bus, list func() []task.Task) {
-	refresh := func() { c, items := Summarise(list()); t.Update(c, items) }
+// Follow keeps the tray current with the tasks (and the chats' questions,
+// when questions is not nil) until ctx ends: it recounts after every
+// change, at most every 200 ms.
+func (t *Tray) Follow(ctx context.Context, bus *event.Bus, list func() []task.Task, questions func() []Item) {
+	refresh := func() {
+		c, items := Summarise(list())
+		if questions != nil {
+			q := questions()
+			c.NeedsYou += len(q)
+			items = append(items, q...)
+		}
+		t.Update(c, items)
+	}
 	refresh()
 	for ctx.Err() == nil && !bus.Closed() {
 		sub := bus.Subscribe(64)

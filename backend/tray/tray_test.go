@@ -194,6 +194,8 @@ func TestTrayFollowsTasksOverDBus(t *testing.T) {
 	var mu sync.Mutex
 	tasks := []task.Task{}
 	list := func() []task.Task { mu.Lock(); defer mu.Unlock(); return append([]task.Task(nil), tasks...) }
+	var questions []Item
+	chatQuestions := func() []Item { mu.Lock(); defer mu.Unlock(); return append([]Item(nil), questions...) }
 	// set changes the tasks, lets Follow pick the change up from the bus,
 	// and stops it before D-Bus is read: systray's property store is not
 	// safe to read while SetIcon runs.
@@ -204,7 +206,7 @@ func TestTrayFollowsTasksOverDBus(t *testing.T) {
 		mu.Unlock()
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
-		go func() { tr.Follow(ctx, bus, list); close(done) }()
+		go func() { tr.Follow(ctx, bus, list, chatQuestions); close(done) }()
 		bus.Publish(event.Event{Type: event.TaskChanged, Task: &task.Task{}})
 		deadline := time.Now().Add(5 * time.Second)
 		for {
@@ -243,6 +245,18 @@ func TestTrayFollowsTasksOverDBus(t *testing.T) {
 	waitTitle("1 working · 1 needs your OK")
 	if got := tooltip(); got != "Conch — 1 working · 1 needs your OK" {
 		t.Fatalf("tooltip %q", got)
+	}
+	// A chat's question counts too, and is listed after the tasks'.
+	mu.Lock()
+	questions = []Item{{TaskID: "chat-1", Title: "Fix the build", Chat: true}}
+	mu.Unlock()
+	set(Counts{Working: 1, NeedsYou: 2}, task.Task{ID: "a", Status: task.Running}, task.Task{ID: "b", Status: task.NeedsYou, Title: "Clean", Ask: &task.Question{}})
+	waitTitle("1 working · 2 needs your OK")
+	tr.mu.Lock()
+	slot := tr.slotIDs[1]
+	tr.mu.Unlock()
+	if slot != (Item{TaskID: "chat-1", Title: "Fix the build", Chat: true}) {
+		t.Fatalf("second menu slot %+v, want the chat's question", slot)
 	}
 	// The pixmap is ARGB: the badge's edge pixel is amber.
 	pix := icon()

@@ -62,6 +62,8 @@ export const EventType = {
   TaskDeleted: 'task.deleted',
   /** The person clicked a task's notification: show that task. */
   AppOpen: 'app.open',
+  /** The person picked a chat's question in the tray menu: show that chat. */
+  AppOpenChat: 'app.open-chat',
   /**
    * The global shortcut: focus the composer, and when it already holds text,
    * send it to the background as the composer's own shortcut does.
@@ -178,6 +180,7 @@ export type TaskEvent =
   | { type: typeof EventType.TaskChanged; task: Task }
   | { type: typeof EventType.TaskDeleted; id: string }
   | { type: typeof EventType.AppOpen; id: string }
+  | { type: typeof EventType.AppOpenChat; id: string }
   | { type: typeof EventType.AppCompose };
 
 /** One pending question across tasks (GET /api/approvals), oldest first. */

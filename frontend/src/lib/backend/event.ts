@@ -25,6 +25,9 @@ export function parseEvent(raw: unknown): AppEvent | null {
   if (e.type === EventType.AppOpen && typeof e.id === 'string') {
     return { type: EventType.AppOpen, id: e.id };
   }
+  if (e.type === EventType.AppOpenChat && typeof e.id === 'string') {
+    return { type: EventType.AppOpenChat, id: e.id };
+  }
   if (e.type === EventType.AppCompose) {
     return { type: EventType.AppCompose };
   }

@@ -43,6 +43,7 @@ describe('event stream', () => {
     expect(parseEvent('{"type":"task.changed","task":{"id":"x","rev":2}}')).toMatchObject({ type: 'task.changed' });
     expect(parseEvent('{"type":"task.changed","task":{"id":"x"}}')).toBeNull();
     expect(parseEvent('{"type":"app.open","id":"x"}')).toEqual({ type: 'app.open', id: 'x' });
+    expect(parseEvent('{"type":"app.open-chat","id":"c"}')).toEqual({ type: 'app.open-chat', id: 'c' });
     expect(parseEvent('{"type":"app.compose"}')).toEqual({ type: 'app.compose' });
     expect(parseEvent('{"type":"conversation.changed"}')).toBeNull();
     expect(parseEvent('nope')).toBeNull();

@@ -64,6 +64,8 @@ export class TasksStore {
   loadError = $state('');
   /** The task to bring into view (a clicked notification, the palette); seq tells repeats apart. */
   reveal = $state<{ id: string; seq: number } | null>(null);
+  /** The chat a tray click asked to show (app.open-chat); App opens it. */
+  chatToOpen = $state<{ id: string; seq: number } | null>(null);
   /** The last reveal the tasks page acted on, so a page shown again does not act twice. */
   revealHandled = 0;
   /** Asks for the composer (the global shortcut, the palette): seq counts requests. */
@@ -174,6 +176,10 @@ export class TasksStore {
   #apply(e: TaskEvent, live = false): void {
     if (e.type === EventType.AppOpen) {
       this.open(e.id);
+      return;
+    }
+    if (e.type === EventType.AppOpenChat) {
+      this.chatToOpen = { id: e.id, seq: (this.chatToOpen?.seq ?? 0) + 1 };
       return;
     }
     if (e.type === EventType.AppCompose) {

@@ -145,6 +145,13 @@ describe('TasksStore', () => {
     expect(s.byId.size).toBe(0);
   });
 
+  it('asks the app to open a chat picked in the tray', () => {
+    const s = new TasksStore(mockBackend(), now);
+    s.enqueue({ type: EventType.AppOpenChat, id: 'c1' });
+    expect(s.chatToOpen).toEqual({ id: 'c1', seq: 1 });
+    expect(s.byId.size).toBe(0);
+  });
+
   it('says calmly when a question was already answered elsewhere', async () => {
     const ask = { id: 'k1', tool: 'bash', detail: 'Run echo?', askedAt: '2026-11-30T06:00:00Z', expiresAt: '2026-11-30T07:00:00Z' };
     const b = mockBackend([makeTask({ id: 'a', status: Status.NeedsYou, ask })]);
