@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"conch/backend/provider"
+	"conch/backend/provider/internal/sse"
 )
 
 // Defaults for a Config that leaves them out.
@@ -184,16 +185,16 @@ func (p *Provider) Stream(ctx context.Context, req provider.Request) (<-chan pro
 
 func (p *Provider) run(ctx context.Context, body []byte, ch chan<- provider.Event) {
 	defer close(ch)
-	out := emitter{ctx: ctx, ch: ch}
+	out := sse.Emitter{Ctx: ctx, Ch: ch}
 	final := p.call(ctx, body, out)
 	if ctx.Err() != nil {
 		final = errorEvent(p.stopped(ctx))
 	}
-	out.final(final)
+	out.Final(final)
 }
 
 // call makes the request and decodes the reply, returning the last event.
-func (p *Provider) call(ctx context.Context, body []byte, out emitter) provider.Event {
+func (p *Provider) call(ctx context.Context, body []byte, out sse.Emitter) provider.Event {
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.cfg.BaseURL+"/v1/messages", bytes.NewReader(body))
 	if err != nil {
 		return errorEvent(fmt.Errorf("call %s: %w", p.cfg.Name, err))
@@ -211,7 +212,7 @@ func (p *Provider) call(ctx context.Context, body []byte, out emitter) provider.
 		return errorEvent(p.classify(resp.StatusCode, resp.Header, parseAPIError(msg)))
 	}
 	d := newDecoder(p.cfg.Name, p.classify)
-	return d.decode(resp.Body, out.send)
+	return d.decode(resp.Body, out.Send)
 }
 
 func errorEvent(err error) provider.Event {

@@ -22,7 +22,7 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files")
 
 // sse serves chunks as a streaming response, flushing after each one.
-func sse(chunks ...string) http.HandlerFunc {
+func sseFrame(chunks ...string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		for _, c := range chunks {
@@ -120,7 +120,7 @@ var recorded = []string{
 }
 
 func TestStreamsTextAndToolUse(t *testing.T) {
-	p := newServer(t, sse(recorded...))
+	p := newServer(t, sseFrame(recorded...))
 	evs := stream(t, p, hello())
 	var text strings.Builder
 	var calls []provider.ToolCall
@@ -155,7 +155,7 @@ func TestStreamsTextAndToolUse(t *testing.T) {
 }
 
 func TestUsageOverwrittenWhenMessageDeltaCarriesAll(t *testing.T) {
-	p := newServer(t, sse(
+	p := newServer(t, sseFrame(
 		ev("message_start", messageStart),
 		ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"input_tokens":500,"output_tokens":15,"cache_read_input_tokens":0}}`),
 		ev("message_stop", messageStop),
@@ -168,7 +168,7 @@ func TestUsageOverwrittenWhenMessageDeltaCarriesAll(t *testing.T) {
 }
 
 func TestErrorEventOverloaded(t *testing.T) {
-	p := newServer(t, sse(
+	p := newServer(t, sseFrame(
 		ev("message_start", messageStart),
 		ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`),
 		ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hel"}}`),
@@ -181,7 +181,7 @@ func TestErrorEventOverloaded(t *testing.T) {
 }
 
 func TestErrorEventSpendLimit(t *testing.T) {
-	p := newServer(t, sse(ev("error", `{"type":"error","error":{"type":"rate_limit_error","message":"You have reached your specified API usage limits (spend limit)."}}`)))
+	p := newServer(t, sseFrame(ev("error", `{"type":"error","error":{"type":"rate_limit_error","message":"You have reached your specified API usage limits (spend limit)."}}`)))
 	err := lastErr(t, stream(t, p, hello()))
 	var limit *provider.LimitError
 	if !errors.As(err, &limit) || !strings.Contains(limit.Message, "Anthropic says: You have reached") {
@@ -274,7 +274,7 @@ func TestBrokenStreams(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := newServer(t, sse(tt.chunks...))
+			p := newServer(t, sseFrame(tt.chunks...))
 			err := lastErr(t, stream(t, p, hello()))
 			if !errors.Is(err, provider.ErrProtocol) || !strings.Contains(err.Error(), tt.says) {
 				t.Fatalf("error %q, want ErrProtocol saying %q", err, tt.says)
@@ -290,7 +290,7 @@ func TestRequestHeadersAndBodyGolden(t *testing.T) {
 	p := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ = io.ReadAll(r.Body)
 		hdr, path = r.Header, r.URL.Path
-		sse(ev("message_start", messageStart), ev("message_stop", messageStop))(w, r)
+		sseFrame(ev("message_start", messageStart), ev("message_stop", messageStop))(w, r)
 	}))
 	p.cfg.MaxTokens = 1024
 	req := provider.Request{

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"conch/backend/provider"
+	"conch/backend/provider/internal/sse"
 )
 
 // event is the data of one Messages API stream event; which fields are set
@@ -66,13 +67,13 @@ func newDecoder(name string, classify func(int, http.Header, apiError) error) *d
 // as they complete, and returns the last event (DoneEvent or ErrorEvent). It
 // stops early when emit returns false.
 func (d *decoder) decode(r io.Reader, emit func(provider.Event) bool) provider.Event {
-	sr := newSSEReader(r)
+	sr := sse.NewReader(r)
 	for {
-		sev, err := sr.next()
+		sev, err := sr.Next()
 		if err != nil {
 			return d.end(err)
 		}
-		data := bytes.TrimSpace(sev.data)
+		data := bytes.TrimSpace(sev.Data)
 		if len(data) == 0 {
 			continue
 		}
@@ -82,7 +83,7 @@ func (d *decoder) decode(r io.Reader, emit func(provider.Event) bool) provider.E
 				d.name, err, shorten(string(data), 120)))
 		}
 		if ev.Type == "" {
-			ev.Type = sev.name
+			ev.Type = sev.Name
 		}
 		var out []provider.Event
 		switch ev.Type {
@@ -158,7 +159,7 @@ func (d *decoder) end(err error) provider.Event {
 	switch {
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 		return errorEvent(errorf(provider.ErrProtocol, "The reply from %s ended before it was complete.", d.name))
-	case errors.Is(err, errLineTooLong):
+	case errors.Is(err, sse.ErrLineTooLong):
 		return errorEvent(errorf(provider.ErrProtocol, "%s sent a line longer than 16 MiB; Conch stopped reading.", d.name))
 	}
 	return errorEvent(errorf(provider.ErrProtocol, "The reply from %s broke off: %v.", d.name, err))

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"conch/backend/provider"
+	"conch/backend/provider/internal/sse"
 )
 
 // chunk is one streamed data line of Chat Completions.
@@ -64,12 +65,12 @@ type completion struct {
 
 // whole decodes an unstreamed reply into the same events a stream gives.
 func (d *decoder) whole(r io.Reader, emit func(provider.Event) bool) provider.Event {
-	body, err := io.ReadAll(io.LimitReader(r, maxLine+1))
+	body, err := io.ReadAll(io.LimitReader(r, sse.MaxLine+1))
 	if err != nil {
 		return d.end(err)
 	}
-	if len(body) > maxLine {
-		return d.end(errLineTooLong)
+	if len(body) > sse.MaxLine {
+		return d.end(sse.ErrLineTooLong)
 	}
 	var c completion
 	if err := json.Unmarshal(body, &c); err != nil {
@@ -138,13 +139,13 @@ func newDecoder(name string, classify func(int, http.Header, apiError) error) *d
 // to emit as they complete, and returns the last event (DoneEvent or
 // ErrorEvent). It stops early when emit returns false.
 func (d *decoder) decode(r io.Reader, emit func(provider.Event) bool) provider.Event {
-	sr := newSSEReader(r)
+	sr := sse.NewReader(r)
 	for {
-		ev, err := sr.next()
+		ev, err := sr.Next()
 		if err != nil {
 			return d.end(err)
 		}
-		data := bytes.TrimSpace(ev.data)
+		data := bytes.TrimSpace(ev.Data)
 		if len(data) == 0 {
 			continue
 		}
@@ -204,7 +205,7 @@ func (d *decoder) end(err error) provider.Event {
 		return provider.Event{Kind: provider.DoneEvent, StopReason: d.finish}
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 		return errorEvent(errorf(provider.ErrProtocol, "The reply from %s ended before it was complete.", d.name))
-	case errors.Is(err, errLineTooLong):
+	case errors.Is(err, sse.ErrLineTooLong):
 		return errorEvent(errorf(provider.ErrProtocol, "%s sent a line longer than 16 MiB; Conch stopped reading.", d.name))
 	}
 	return errorEvent(errorf(provider.ErrProtocol, "The reply from %s broke off: %v.", d.name, err))

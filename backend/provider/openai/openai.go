@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"conch/backend/provider"
+	"conch/backend/provider/internal/sse"
 )
 
 // infoTimeout bounds the models probe behind Info.
@@ -193,16 +194,16 @@ func (p *Provider) Stream(ctx context.Context, req provider.Request) (<-chan pro
 
 func (p *Provider) run(ctx context.Context, body []byte, ch chan<- provider.Event) {
 	defer close(ch)
-	out := emitter{ctx: ctx, ch: ch}
+	out := sse.Emitter{Ctx: ctx, Ch: ch}
 	final := p.call(ctx, body, out)
 	if ctx.Err() != nil {
 		final = provider.Event{Kind: provider.ErrorEvent, Err: p.stopped(ctx)}
 	}
-	out.final(final)
+	out.Final(final)
 }
 
 // call makes the request and decodes the reply, returning the last event.
-func (p *Provider) call(ctx context.Context, body []byte, out emitter) provider.Event {
+func (p *Provider) call(ctx context.Context, body []byte, out sse.Emitter) provider.Event {
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.cfg.BaseURL+"/chat/completions", bytes.NewReader(body))
 	if err != nil {
 		return errorEvent(fmt.Errorf("call %s: %w", p.cfg.Name, err))
@@ -221,9 +222,9 @@ func (p *Provider) call(ctx context.Context, body []byte, out emitter) provider.
 	}
 	d := newDecoder(p.cfg.Name, p.classify)
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		return d.whole(resp.Body, out.send)
+		return d.whole(resp.Body, out.Send)
 	}
-	return d.decode(resp.Body, out.send)
+	return d.decode(resp.Body, out.Send)
 }
 
 func errorEvent(err error) provider.Event {

@@ -24,7 +24,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 
 // sse serves chunks as a streaming response, flushing after each one, the
 // way a real server trickles them out.
-func sse(chunks ...string) http.HandlerFunc {
+func sseFrame(chunks ...string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		for _, c := range chunks {
@@ -118,7 +118,7 @@ func TestStreamsTextInManyChunks(t *testing.T) {
 		chunks = append(chunks, data(textChunk(piece)), ": keep-alive\n\n")
 	}
 	chunks = append(chunks, data(stopChunk), data(usageChunk), "data: [DONE]\n\n")
-	p := newServer(t, sse(chunks...))
+	p := newServer(t, sseFrame(chunks...))
 	evs := stream(t, p, hello())
 
 	if got := text(evs); got != want {
@@ -144,7 +144,7 @@ func TestStreamsTextInManyChunks(t *testing.T) {
 
 func TestReassemblesParallelToolCalls(t *testing.T) {
 	// Two calls whose argument pieces interleave, as OpenAI streams them.
-	p := newServer(t, sse(
+	p := newServer(t, sseFrame(
 		data(`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_A","type":"function","function":{"name":"read_file","arguments":""}}]},"finish_reason":null}]}`),
 		data(`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"pa"}}]},"finish_reason":null}]}`),
 		data(`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_B","type":"function","function":{"name":"list_files","arguments":""}}]},"finish_reason":null}]}`),
@@ -185,7 +185,7 @@ func TestReassemblesParallelToolCalls(t *testing.T) {
 
 func TestOllamaWholeToolCallInOneChunk(t *testing.T) {
 	// Ollama sends each call whole, and finishes with "stop".
-	p := newServer(t, sse(
+	p := newServer(t, sseFrame(
 		data(`{"id":"chatcmpl-9","object":"chat.completion.chunk","model":"llama3.2","choices":[{"index":0,"delta":{"role":"assistant","content":"","tool_calls":[{"id":"call_x1","index":0,"type":"function","function":{"name":"list_files","arguments":"{}"}}]},"finish_reason":null}]}`),
 		data(`{"id":"chatcmpl-9","object":"chat.completion.chunk","model":"llama3.2","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":"stop"}]}`),
 		"data: [DONE]\n\n",
@@ -212,7 +212,7 @@ func TestWholeReplyWhenServerDoesNotStream(t *testing.T) {
 
 func TestReadsA100KiBLine(t *testing.T) {
 	big := strings.Repeat("abcdefgh", 100<<10/8)
-	p := newServer(t, sse(data(textChunk(big)), data(stopChunk), "data: [DONE]\n\n"))
+	p := newServer(t, sseFrame(data(textChunk(big)), data(stopChunk), "data: [DONE]\n\n"))
 	evs := stream(t, p, hello())
 	if got := text(evs); got != big {
 		t.Fatalf("got %d bytes of text, want %d", len(got), len(big))
@@ -226,7 +226,7 @@ func TestRequestBodyGolden(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ = io.ReadAll(r.Body)
 		hdr, path = r.Header, r.URL.Path
-		sse(data(stopChunk), "data: [DONE]\n\n")(w, r)
+		sseFrame(data(stopChunk), "data: [DONE]\n\n")(w, r)
 	}))
 	defer srv.Close()
 	cfg := OpenRouter("sk-or-test")
@@ -351,7 +351,7 @@ func TestHTTPErrors(t *testing.T) {
 }
 
 func TestMidStreamErrorChunk(t *testing.T) {
-	p := newServer(t, sse(
+	p := newServer(t, sseFrame(
 		data(textChunk("Partial ")),
 		data(`{"id":"gen-1","object":"chat.completion.chunk","created":1,"model":"x","provider":"p","error":{"code":"server_error","message":"Provider disconnected"},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]}`),
 	))
@@ -366,7 +366,7 @@ func TestMidStreamErrorChunk(t *testing.T) {
 }
 
 func TestMidStreamQuotaError(t *testing.T) {
-	p := newServer(t, sse(data(`{"error":{"message":"You exceeded your current quota.","type":"insufficient_quota","code":"insufficient_quota"}}`)))
+	p := newServer(t, sseFrame(data(`{"error":{"message":"You exceeded your current quota.","type":"insufficient_quota","code":"insufficient_quota"}}`)))
 	err := lastErr(t, stream(t, p, hello()))
 	var limit *provider.LimitError
 	if !errors.As(err, &limit) || !strings.Contains(limit.Message, "quota") {
@@ -395,7 +395,7 @@ func TestBrokenStreams(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := newServer(t, sse(tt.chunks...))
+			p := newServer(t, sseFrame(tt.chunks...))
 			err := lastErr(t, stream(t, p, hello()))
 			if !errors.Is(err, provider.ErrProtocol) || !strings.Contains(err.Error(), tt.says) {
 				t.Fatalf("error %q, want ErrProtocol saying %q", err, tt.says)
@@ -405,7 +405,7 @@ func TestBrokenStreams(t *testing.T) {
 }
 
 func TestDoneWithoutDONELine(t *testing.T) {
-	p := newServer(t, sse(data(textChunk("ok")), data(stopChunk)))
+	p := newServer(t, sseFrame(data(textChunk("ok")), data(stopChunk)))
 	evs := stream(t, p, hello())
 	if last := evs[len(evs)-1]; last.Kind != provider.DoneEvent || last.StopReason != "stop" {
 		t.Fatalf("last %+v", last)

@@ -1,4 +1,7 @@
-package openai
+// Package sse reads server-sent events (the model APIs' streaming format) and
+// hands a stream's events to its reader without leaking a goroutine when
+// the reader leaves.
+package sse
 
 import (
 	"bufio"
@@ -11,38 +14,39 @@ import (
 	"conch/backend/provider"
 )
 
-// maxLine bounds one SSE line. Real chunks pass 64 KiB (a long tool
+// MaxLine bounds one SSE line. Real chunks pass 64 KiB (a long tool
 // argument arrives whole from some servers), but a line of many megabytes is
 // a broken stream, not a reply.
-const maxLine = 16 << 20
+const MaxLine = 16 << 20
 
-// errLineTooLong is returned by sseReader when a line passes maxLine.
-var errLineTooLong = errors.New("a line of the stream passed 16 MiB")
+// ErrLineTooLong is returned by Reader when a line passes MaxLine.
+var ErrLineTooLong = errors.New("a line of the stream passed 16 MiB")
 
-// sseEvent is one server-sent event: its optional name and its data lines
+// Event is one server-sent event: its optional name and its data lines
 // joined with "\n".
-type sseEvent struct {
-	name string
-	data []byte
+type Event struct {
+	Name string
+	Data []byte
 }
 
-// sseReader reads server-sent events. It uses a bufio.Reader rather than a
-// Scanner so that lines are bounded by maxLine, not by a 64 KiB token.
-type sseReader struct {
+// Reader reads server-sent events. It uses a bufio.Reader rather than a
+// Scanner so that lines are bounded by MaxLine, not by a 64 KiB token.
+type Reader struct {
 	r    *bufio.Reader
 	line []byte
 }
 
-func newSSEReader(r io.Reader) *sseReader {
-	return &sseReader{r: bufio.NewReaderSize(r, 64<<10)}
+// NewReader reads events from r.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{r: bufio.NewReaderSize(r, 64<<10)}
 }
 
-// next returns the next event with data. Comment lines (": keep-alive") and
+// Next returns the next event with data. Comment lines (": keep-alive") and
 // unknown fields are skipped. It returns io.EOF when the stream ends between
 // events; an event cut off by the end of the stream is still returned, since
 // some servers omit the final blank line.
-func (s *sseReader) next() (sseEvent, error) {
-	var ev sseEvent
+func (s *Reader) Next() (Event, error) {
+	var ev Event
 	hasData := false
 	for {
 		line, err := s.readLine()
@@ -50,13 +54,13 @@ func (s *sseReader) next() (sseEvent, error) {
 			if err == io.EOF && hasData {
 				return ev, nil
 			}
-			return sseEvent{}, err
+			return Event{}, err
 		}
 		if len(line) == 0 {
 			if hasData {
 				return ev, nil
 			}
-			ev.name = ""
+			ev.Name = ""
 			continue
 		}
 		if line[0] == ':' {
@@ -66,12 +70,12 @@ func (s *sseReader) next() (sseEvent, error) {
 		value = bytes.TrimPrefix(value, []byte(" "))
 		switch string(field) {
 		case "event":
-			ev.name = string(value)
+			ev.Name = string(value)
 		case "data":
 			if hasData {
-				ev.data = append(ev.data, '\n')
+				ev.Data = append(ev.Data, '\n')
 			}
-			ev.data = append(ev.data, value...)
+			ev.Data = append(ev.Data, value...)
 			hasData = true
 		}
 	}
@@ -79,13 +83,13 @@ func (s *sseReader) next() (sseEvent, error) {
 
 // readLine returns one line without its line ending; the slice is valid
 // until the next call.
-func (s *sseReader) readLine() ([]byte, error) {
+func (s *Reader) readLine() ([]byte, error) {
 	s.line = s.line[:0]
 	for {
 		frag, err := s.r.ReadSlice('\n')
 		s.line = append(s.line, frag...)
-		if len(s.line) > maxLine {
-			return nil, errLineTooLong
+		if len(s.line) > MaxLine {
+			return nil, ErrLineTooLong
 		}
 		if err == bufio.ErrBufferFull {
 			continue
@@ -102,19 +106,19 @@ func (s *sseReader) readLine() ([]byte, error) {
 	return bytes.TrimSuffix(line, []byte("\r")), nil
 }
 
-// emitter sends a stream's events, giving up when ctx ends so that a caller
+// Emitter sends a stream's events, giving up when ctx ends so that a caller
 // who stopped reading never leaks the goroutine.
-type emitter struct {
-	ctx context.Context
-	ch  chan<- provider.Event
+type Emitter struct {
+	Ctx context.Context
+	Ch  chan<- provider.Event
 }
 
-// send delivers ev and reports whether the stream should go on.
-func (e emitter) send(ev provider.Event) bool {
+// Send delivers ev and reports whether the stream should go on.
+func (e Emitter) Send(ev provider.Event) bool {
 	select {
-	case e.ch <- ev:
+	case e.Ch <- ev:
 		return true
-	case <-e.ctx.Done():
+	case <-e.Ctx.Done():
 		return false
 	}
 }
@@ -124,18 +128,18 @@ func (e emitter) send(ev provider.Event) bool {
 // reader who left does not hold the goroutine.
 const finalGrace = 500 * time.Millisecond
 
-// final delivers the last event: blocking while ctx lives, then for at most
+// Final delivers the last event: blocking while ctx lives, then for at most
 // finalGrace.
-func (e emitter) final(ev provider.Event) {
+func (e Emitter) Final(ev provider.Event) {
 	select {
-	case e.ch <- ev:
+	case e.Ch <- ev:
 		return
-	case <-e.ctx.Done():
+	case <-e.Ctx.Done():
 	}
 	t := time.NewTimer(finalGrace)
 	defer t.Stop()
 	select {
-	case e.ch <- ev:
+	case e.Ch <- ev:
 	case <-t.C:
 	}
 }
