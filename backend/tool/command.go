@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"conch/backend/internal/procgroup"
 )
 
 // Command bounds: what the model gets back of a command's output (the first
@@ -75,7 +77,7 @@ func run(ctx context.Context, env Env, dir, command string, timeout time.Duratio
 	cmd.Dir = dir
 	cmd.Env = os.Environ()
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = procgroup.Attr()
 	// A background child holding the pipe open must not hold the call open
 	// once bash itself has exited.
 	cmd.WaitDelay = time.Second
@@ -96,16 +98,16 @@ func run(ctx context.Context, env Env, dir, command string, timeout time.Duratio
 		why = fmt.Sprintf("timed out after %s", timeout)
 	}
 	if why != "" {
-		signalGroup(pgid, syscall.SIGTERM)
+		procgroup.Signal(pgid, syscall.SIGTERM)
 		select {
 		case <-waited:
 		case <-time.After(grace):
-			signalGroup(pgid, syscall.SIGKILL)
+			procgroup.Signal(pgid, syscall.SIGKILL)
 			<-waited
 		}
 	}
 	// Whatever the command left behind in its group goes with it.
-	signalGroup(pgid, syscall.SIGKILL)
+	procgroup.Signal(pgid, syscall.SIGKILL)
 	text := buf.String()
 	if env.Log != nil && why != "" {
 		fmt.Fprintf(env.Log, "[%s]\n", why)

@@ -31,6 +31,7 @@ import (
 	"syscall"
 	"time"
 
+	"conch/backend/internal/procgroup"
 	"conch/backend/provider"
 	"conch/backend/task"
 )
@@ -146,9 +147,9 @@ func probe(ctx context.Context, cfg Config, bin string, args ...string) (code in
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = cfg.environ()
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = procgroup.Attr()
 	cmd.Cancel = func() error {
-		signalGroup(cmd.Process.Pid, syscall.SIGKILL)
+		procgroup.Signal(cmd.Process.Pid, syscall.SIGKILL)
 		return nil
 	}
 	cmd.WaitDelay = time.Second
@@ -275,7 +276,7 @@ func start(cfg Config, name, bin string, args []string, dir string, input []byte
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = cfg.environ()
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = procgroup.Attr()
 	// A child that escaped the group and holds stdout open must not keep
 	// the stream open once the CLI itself has exited.
 	cmd.WaitDelay = time.Second
@@ -342,14 +343,14 @@ func (p *proc) closeStdin() {
 func (p *proc) terminate() {
 	p.stop.Do(func() {
 		pgid := p.cmd.Process.Pid
-		signalGroup(pgid, syscall.SIGTERM)
+		procgroup.Signal(pgid, syscall.SIGTERM)
 		go func() {
 			select {
 			case <-p.exited:
 			case <-time.After(p.grace):
 			}
 			// Also reaches children left in the group after the CLI went.
-			signalGroup(pgid, syscall.SIGKILL)
+			procgroup.Signal(pgid, syscall.SIGKILL)
 		}()
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"conch/backend/internal/procgroup"
 	"conch/backend/task"
 	"conch/backend/taskrun"
 )
@@ -80,7 +81,7 @@ func (s *Shell) Execute(ctx context.Context, run *taskrun.Run) (taskrun.Outcome,
 	cmd.Env = append(os.Environ(), taskrun.EnvTaskID+"="+t.ID)
 	cmd.Stdout = run.Output
 	cmd.Stderr = run.Output
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = procgroup.Attr()
 	// A background child that keeps the output pipe open must not hold the
 	// task open for ever once bash itself has exited.
 	cmd.WaitDelay = time.Second
@@ -127,15 +128,15 @@ func (s *Shell) stop(pgid int, waited <-chan error) error {
 	if grace == 0 {
 		grace = StopGrace
 	}
-	signalGroup(pgid, syscall.SIGTERM)
+	procgroup.Signal(pgid, syscall.SIGTERM)
 	select {
 	case err := <-waited:
 		// bash may be gone while others in its group still run.
-		signalGroup(pgid, syscall.SIGKILL)
+		procgroup.Signal(pgid, syscall.SIGKILL)
 		return err
 	case <-time.After(grace):
 	}
-	signalGroup(pgid, syscall.SIGKILL)
+	procgroup.Signal(pgid, syscall.SIGKILL)
 	return <-waited
 }
 
