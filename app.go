@@ -13,6 +13,7 @@ import (
 	"conch/backend/budget"
 	"conch/backend/chat"
 	"conch/backend/chat/conversation"
+	"conch/backend/desktop"
 	"conch/backend/doctor"
 	"conch/backend/event"
 	"conch/backend/gateway"
@@ -24,7 +25,6 @@ import (
 	"conch/backend/store"
 	"conch/backend/task"
 	"conch/backend/taskrun"
-	"conch/backend/tray"
 )
 
 // App wires Conch's services and is the facade the Wails window binds: its
@@ -173,8 +173,8 @@ func (a *App) open(taskID string) {
 }
 
 // chatQuestions lists the chats waiting on the person, for the tray menu.
-func (a *App) chatQuestions() []tray.Item {
-	var items []tray.Item
+func (a *App) chatQuestions() []desktop.Question {
+	var items []desktop.Question
 	for _, c := range a.chats.List() {
 		if c.Ask == nil {
 			continue
@@ -183,7 +183,7 @@ func (a *App) chatQuestions() []tray.Item {
 		if title == "" {
 			title = "New chat"
 		}
-		items = append(items, tray.Item{TaskID: c.ID, Title: title, Chat: true})
+		items = append(items, desktop.Question{ChatID: c.ID, Title: title})
 	}
 	return items
 }

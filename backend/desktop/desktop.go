@@ -12,8 +12,14 @@ import (
 	"conch/backend/doctor"
 	"conch/backend/event"
 	"conch/backend/task"
-	"conch/backend/tray"
 )
+
+// Question is a chat waiting on the person: the tray lists it by title and
+// opens the chat when it is picked.
+type Question struct {
+	ChatID string
+	Title  string
+}
 
 // ErrUnavailable is returned by Run in a binary built without the desktop tag.
 var ErrUnavailable = errors.New("desktop: this binary was built without the desktop window (build with -tags desktop,production,webkit2_41, or run `conch serve`)")
@@ -35,8 +41,8 @@ type Options struct {
 	OnShutdown func(ctx context.Context)
 	// Tasks lists the tasks, for the tray's counts and menu (nil: no tray).
 	Tasks func() []task.Task
-	// ChatQuestions lists the chats' pending questions for the tray menu.
-	ChatQuestions func() []tray.Item
+	// ChatQuestions lists the chats waiting on the person, for the tray menu.
+	ChatQuestions func() []Question
 	// OnReady reports how the tray and the global shortcut came up, and gives
 	// a way to bring the window forward (a notification was clicked).
 	OnReady func(tray, shortcut doctor.Feature, bringForward func())

@@ -44,7 +44,7 @@ func (w *window) extras(ctx, wailsCtx context.Context) {
 			go func() {
 				defer w.wg.Done()
 				if w.o.Events != nil {
-					t.Follow(ctx, w.o.Events, w.o.Tasks, w.o.ChatQuestions)
+					t.Follow(ctx, w.o.Events, w.o.Tasks, w.chatItems)
 				}
 				<-ctx.Done()
 				t.Stop()
@@ -73,4 +73,16 @@ func (w *window) extras(ctx, wailsCtx context.Context) {
 	if w.o.OnReady != nil {
 		w.o.OnReady(trayState, keys, bringForward)
 	}
+}
+
+// chatItems are the chats' questions as tray menu items.
+func (w *window) chatItems() []tray.Item {
+	if w.o.ChatQuestions == nil {
+		return nil
+	}
+	var items []tray.Item
+	for _, q := range w.o.ChatQuestions() {
+		items = append(items, tray.Item{TaskID: q.ChatID, Title: q.Title, Chat: true})
+	}
+	return items
 }
