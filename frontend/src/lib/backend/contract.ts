@@ -117,6 +117,9 @@ export interface Task {
   conversationId: string;
   parentConversationId: string;
   groupId: string;
+  /** A helper's place in its group (helper 2 of 3: part 2, parts 3); 0 for background tasks. Older servers leave them out. */
+  part?: number;
+  parts?: number;
   provider: string;
   model: string;
   by: string;
@@ -276,11 +279,18 @@ export interface ChatAsk {
 export const AskAnswer = { Allowed: 'allowed', Declined: 'declined', TimedOut: 'timed-out', Stopped: 'stopped' } as const;
 export type AskAnswer = (typeof AskAnswer)[keyof typeof AskAnswer];
 
+/** Where a conversation came from: the person, or a task (whose chat it is; parentId is the chat the task came from). */
+export interface Origin {
+  kind: 'chat' | 'task';
+  taskId?: string;
+  parentId?: string;
+}
+
 /** The conversation record. */
 export interface Conversation {
   id: string;
   title: string;
-  origin: { kind: 'chat' | 'task'; taskId?: string };
+  origin: Origin;
   provider: string;
   model: string;
   mode: Mode;
@@ -327,6 +337,29 @@ export interface ToolResult {
   isError: boolean;
 }
 
+/**
+ * What a `task-event` message carries: the task as it stood at one status
+ * change. The transcript folds a task's events into one card; `final` ones
+ * bring a finished background task's result back into the chat.
+ */
+export interface TaskSnapshot {
+  taskId: string;
+  taskKind: Kind;
+  status: Status;
+  title: string;
+  /** The task's own chat, when the server says it. */
+  conversationId?: string;
+  by?: string;
+  groupId?: string;
+  part?: number;
+  parts?: number;
+  summary?: string;
+  error?: string;
+  note?: string;
+  branch?: string;
+  final?: boolean;
+}
+
 /** One stored message; append-only, seq from 1 with no gaps. */
 export interface Message {
   id: string;
@@ -337,6 +370,8 @@ export interface Message {
   toolCall?: ToolCall;
   toolResult?: ToolResult;
   ask?: ChatAsk;
+  /** On `task-event` messages. */
+  taskEvent?: TaskSnapshot;
   createdAt: string;
 }
 

@@ -2,6 +2,7 @@
 // messages (plus the streaming reply) into what the transcript shows.
 
 import { MessageKind, type ChatAsk, type Conversation, type Message, type ToolCall, type ToolResult } from '../backend/contract';
+import { TaskFolder, type TaskItem } from './taskcards';
 
 /** What an untitled chat is called. */
 export const untitled = 'New chat';
@@ -35,12 +36,16 @@ export type Item =
   | { kind: 'assistant'; key: string; text: string; streaming: boolean }
   | { kind: 'step'; key: string; call: ToolCall; result: ToolResult | null }
   | { kind: 'ask'; key: string; ask: ChatAsk; pending: boolean }
-  | { kind: 'notice'; key: string; text: string };
+  | { kind: 'notice'; key: string; text: string }
+  | TaskItem;
 
 /**
  * Folds messages (in seq order) into transcript items: a tool result joins
  * the step with its call id, a later ask message with an answer settles the
- * question of the same id, and streamed replies not stored yet come last.
+ * question of the same id, a task's events fold into one card where the
+ * first one is (helpers of one group into one group of cards), a finished
+ * task's result stays where it came, and streamed replies not stored yet
+ * come last.
  * pendingAskId is conversation.ask?.id: only that question takes an answer.
  */
 export function foldMessages(messages: readonly Message[], streaming: ReadonlyMap<string, string>, pendingAskId: string | null): Item[] {
@@ -48,6 +53,7 @@ export function foldMessages(messages: readonly Message[], streaming: ReadonlyMa
   const steps = new Map<string, Extract<Item, { kind: 'step' }>>();
   const asks = new Map<string, Extract<Item, { kind: 'ask' }>>();
   const stored = new Set<string>();
+  const tasks = new TaskFolder();
   for (const m of messages) {
     stored.add(m.id);
     switch (m.kind) {
@@ -96,8 +102,16 @@ export function foldMessages(messages: readonly Message[], streaming: ReadonlyMa
         });
         break;
       }
+      case MessageKind.TaskEvent: {
+        if (!m.taskEvent) {
+          if ((m.text ?? '') !== '') items.push({ kind: 'notice', key: m.id, text: m.text ?? '' });
+          break;
+        }
+        const item = tasks.add(m.id, m.createdAt, m.taskEvent);
+        if (item) items.push(item);
+        break;
+      }
       case MessageKind.Notice:
-      case MessageKind.TaskEvent:
         items.push({ kind: 'notice', key: m.id, text: m.text ?? '' });
         break;
     }
