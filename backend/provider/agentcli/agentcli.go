@@ -233,6 +233,13 @@ type handler interface {
 	finish(exit exitStatus) provider.Event
 }
 
+// releaser is a handler that holds something for the run (Claude's
+// question server): serve releases it once the CLI has exited, before
+// the last event is sent, however the run ended.
+type releaser interface {
+	release()
+}
+
 // exitStatus is how the CLI ended.
 type exitStatus struct {
 	code   int    // -1 when killed by a signal
@@ -401,6 +408,9 @@ func (p *proc) serve(ctx context.Context, out chan<- provider.Event, h handler) 
 		}
 	}
 	<-p.exited
+	if r, ok := h.(releaser); ok {
+		r.release()
+	}
 	var last provider.Event
 	switch {
 	case ctx.Err() != nil:

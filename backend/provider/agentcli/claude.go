@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"conch/backend/provider"
@@ -18,8 +17,9 @@ import (
 const claudeLogin = "Not logged in · Please run /login"
 
 // Claude is Claude Code run as `claude -p` in stream-json mode. Its
-// permission questions are routed to Request.Ask over the CLI's stdio
-// control protocol (--permission-prompt-tool stdio), so it can ask.
+// permission questions are routed to Request.Ask through an MCP tool that
+// Conch serves for the run (--permission-prompt-tool mcp__conch__approve;
+// see askServer), so it can ask.
 type Claude struct {
 	cfg Config
 }
@@ -68,8 +68,8 @@ func (c *Claude) Info(ctx context.Context) provider.Info {
 
 // Stream runs claude for req. The conversation goes on stdin as one user
 // message (see the package doc). With Request.Ask set in ask or edits
-// mode, the CLI's questions come to Ask and stdin stays open for the
-// answers until its result arrives.
+// mode, the CLI's questions come to Ask through an MCP server on loopback
+// that lives as long as the run.
 func (c *Claude) Stream(ctx context.Context, req provider.Request) (<-chan provider.Event, error) {
 	pm, ok := claudeModes[mode(req)]
 	if !ok {
@@ -91,9 +91,6 @@ func (c *Claude) Stream(ctx context.Context, req provider.Request) (<-chan provi
 	if m := mode(req); m != task.Ask && m != task.Edits {
 		ask = nil
 	}
-	if ask != nil {
-		args = append(args, "--permission-prompt-tool", "stdio")
-	}
 	input, err := json.Marshal(map[string]any{
 		"type":    "user",
 		"message": map[string]any{"role": "user", "content": prompt(req)},
@@ -102,26 +99,37 @@ func (c *Claude) Stream(ctx context.Context, req provider.Request) (<-chan provi
 		return nil, err
 	}
 	input = append(input, '\n')
-	return launch(ctx, c.cfg, "claude", bin, args, req.Cwd, input, ask != nil, func(p *proc, e emitter) handler {
-		return &claudeHandler{p: p, e: e, ask: ask, cwd: req.Cwd, asks: map[string]context.CancelFunc{}}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var srv *askServer
+	if ask != nil {
+		if srv, err = startAskServer(ctx, ask, req.Cwd); err != nil {
+			return nil, fmt.Errorf("claude: serve its questions: %w", err)
+		}
+		args = append(args, "--mcp-config", srv.config, "--permission-prompt-tool", askToolName)
+	}
+	ch, err := launch(ctx, c.cfg, "claude", bin, args, req.Cwd, input, false, func(p *proc, e emitter) handler {
+		return &claudeHandler{p: p, e: e, cwd: req.Cwd, srv: srv}
 	})
+	if err != nil && srv != nil {
+		srv.Close()
+	}
+	return ch, err
 }
 
 // claudeHandler maps Claude Code's stream-json lines to events.
 type claudeHandler struct {
 	p   *proc
 	e   emitter
-	ask func(ctx context.Context, tool, detail string) (bool, error)
 	cwd string
+	srv *askServer // serves the CLI's questions; nil when it may not ask
 
 	lastID   string // message.id of the last frame that gave text
 	wrote    bool   // some text was sent
 	resetsAt time.Time
 	apiError string // an assistant frame's error, e.g. rate_limit
 	result   *claudeResult
-
-	mu   sync.Mutex
-	asks map[string]context.CancelFunc // pending asks by request_id
 }
 
 type claudeBlock struct {
@@ -144,12 +152,6 @@ type claudeLine struct {
 		Status   string `json:"status"`
 		ResetsAt int64  `json:"resetsAt"`
 	} `json:"rate_limit_info"`
-	RequestID string `json:"request_id"`
-	Request   struct {
-		Subtype  string          `json:"subtype"`
-		ToolName string          `json:"tool_name"`
-		Input    json.RawMessage `json:"input"`
-	} `json:"request"`
 }
 
 type claudeResult struct {
@@ -203,14 +205,6 @@ func (h *claudeHandler) line(raw []byte) error {
 		if l.RateLimitInfo.Status == "rejected" && l.RateLimitInfo.ResetsAt > 0 {
 			h.resetsAt = time.Unix(l.RateLimitInfo.ResetsAt, 0)
 		}
-	case "control_request":
-		h.control(l)
-	case "control_cancel_request":
-		h.mu.Lock()
-		if cancel := h.asks[l.RequestID]; cancel != nil {
-			cancel()
-		}
-		h.mu.Unlock()
 	case "result":
 		var r claudeResult
 		if err := json.Unmarshal(raw, &r); err != nil {
@@ -230,67 +224,14 @@ func (h *claudeHandler) line(raw []byte) error {
 	return nil
 }
 
-// control answers a control_request; only can_use_tool is served.
-func (h *claudeHandler) control(l claudeLine) {
-	id := l.RequestID
-	if l.Request.Subtype != "can_use_tool" {
-		h.reply(map[string]any{"subtype": "error", "request_id": id, "error": "Conch does not serve " + l.Request.Subtype})
-		return
+// release stops the question server once the CLI has exited.
+func (h *claudeHandler) release() {
+	if h.srv != nil {
+		h.srv.Close()
 	}
-	input := l.Request.Input
-	if len(input) == 0 || string(input) == "null" {
-		input = json.RawMessage("{}")
-	}
-	if h.ask == nil {
-		h.reply(deny(id, "Conch routes no questions for this chat."))
-		return
-	}
-	actx, cancel := context.WithCancel(h.e.ctx)
-	h.mu.Lock()
-	h.asks[id] = cancel
-	h.mu.Unlock()
-	tool, detail := claudeAsk(l.Request.ToolName, input, h.cwd)
-	go func() {
-		defer func() {
-			h.mu.Lock()
-			delete(h.asks, id)
-			h.mu.Unlock()
-			cancel()
-		}()
-		allowed, err := h.ask(actx, tool, detail)
-		switch {
-		case actx.Err() != nil:
-			// Cancelled by the CLI or by the caller: nobody waits for it.
-		case err != nil:
-			h.reply(deny(id, "Conch could not ask the person: "+err.Error()))
-		case allowed:
-			h.reply(map[string]any{"subtype": "success", "request_id": id,
-				"response": map[string]any{"behavior": "allow", "updatedInput": input}})
-		default:
-			h.reply(deny(id, "The person declined this in Conch."))
-		}
-	}()
-}
-
-func deny(id, message string) map[string]any {
-	return map[string]any{"subtype": "success", "request_id": id,
-		"response": map[string]any{"behavior": "deny", "message": message}}
-}
-
-func (h *claudeHandler) reply(response map[string]any) {
-	b, err := json.Marshal(map[string]any{"type": "control_response", "response": response})
-	if err != nil {
-		return
-	}
-	_ = h.p.write(append(b, '\n'))
 }
 
 func (h *claudeHandler) finish(exit exitStatus) provider.Event {
-	h.mu.Lock()
-	for _, cancel := range h.asks {
-		cancel()
-	}
-	h.mu.Unlock()
 	r := h.result
 	if r == nil {
 		if exit.code != 0 {

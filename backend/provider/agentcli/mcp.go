@@ -1,0 +1,449 @@
+package agentcli
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Claude Code asks its permission questions through an MCP tool named by
+// --permission-prompt-tool. For each run that may ask, Conch serves that
+// tool itself: an MCP server on loopback (Streamable HTTP transport, JSON
+// responses only, no sessions) whose one tool, approve, puts the question
+// to Request.Ask. The URL carries a random token, so only a process that
+// was given the config file can reach it.
+
+// askToolName is the prompt tool as Claude Code names it: mcp__<server>__<tool>.
+const askToolName = "mcp__conch__approve"
+
+// mcpVersion is the protocol version answered when the client asks for
+// one this server does not know.
+const mcpVersion = "2025-06-18"
+
+// mcpVersions are the protocol versions this server can speak: it uses
+// nothing that differs between them.
+var mcpVersions = map[string]bool{"2024-11-05": true, "2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
+
+// mcpMaxBody bounds one request; an approve call carries the tool's
+// input, which for Write holds a whole file.
+const mcpMaxBody = 16 << 20
+
+// declined is what Claude is told when the person says no.
+const declined = "The person declined."
+
+// JSON-RPC error codes.
+const (
+	rpcParseError     = -32700
+	rpcInvalidRequest = -32600
+	rpcNoMethod       = -32601
+	rpcInvalidParams  = -32602
+	rpcCancelled      = -32800 // the client cancelled the request
+)
+
+// askFunc is Request.Ask.
+type askFunc func(ctx context.Context, tool, detail string) (bool, error)
+
+// askServer is the MCP server for one Claude run. It lives from
+// startAskServer to Close; Close is also called when the run's context
+// ends.
+type askServer struct {
+	ask askFunc
+	cwd string
+
+	path   string // /mcp/<token>
+	addr   string // 127.0.0.1:port
+	url    string
+	config string // the --mcp-config file
+
+	srv    *http.Server
+	served chan struct{} // closed when Serve has returned
+	conns  sync.WaitGroup
+
+	ctx       context.Context // ends when the server closes
+	cancel    context.CancelFunc
+	stopWatch func() bool // stops closing on the run's ctx
+
+	mu    sync.Mutex
+	calls map[string]context.CancelFunc // approve calls in flight, by JSON-RPC id
+
+	closeOnce sync.Once
+}
+
+// startAskServer starts the server for one run and writes its config
+// file. ctx is the run's: when it ends, the server closes.
+func startAskServer(ctx context.Context, ask askFunc, cwd string) (*askServer, error) {
+	token := make([]byte, 16)
+	if _, err := rand.Read(token); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listen on loopback: %w", err)
+	}
+	s := &askServer{
+		ask:    ask,
+		cwd:    cwd,
+		path:   "/mcp/" + hex.EncodeToString(token),
+		addr:   ln.Addr().String(),
+		served: make(chan struct{}),
+		calls:  map[string]context.CancelFunc{},
+	}
+	s.url = "http://" + s.addr + s.path
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.srv = &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          log.New(io.Discard, "", 0),
+		BaseContext:       func(net.Listener) context.Context { return s.ctx },
+		// Counted so that Close returns only once every connection's
+		// goroutine has finished.
+		ConnState: func(_ net.Conn, st http.ConnState) {
+			switch st {
+			case http.StateNew:
+				s.conns.Add(1)
+			case http.StateClosed, http.StateHijacked:
+				s.conns.Done()
+			}
+		},
+	}
+	go func() {
+		defer close(s.served)
+		_ = s.srv.Serve(ln)
+	}()
+	if err := s.writeConfig(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.stopWatch = context.AfterFunc(ctx, s.Close)
+	return s, nil
+}
+
+// writeConfig writes the --mcp-config file naming this server; only its
+// owner may read it (os.CreateTemp makes it 0600), since it holds the token.
+func (s *askServer) writeConfig() error {
+	b, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"conch": map[string]any{"type": "http", "url": s.url},
+	}})
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp("", "conch-claude-mcp-*.json")
+	if err != nil {
+		return fmt.Errorf("write the mcp config: %w", err)
+	}
+	s.config = f.Name()
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write the mcp config: %w", err)
+	}
+	return nil
+}
+
+// Close stops the server: pending asks are cancelled, connections closed,
+// and it returns once every goroutine it started has ended and the
+// config file is removed. Safe more than once and from several goroutines.
+func (s *askServer) Close() {
+	s.closeOnce.Do(func() {
+		if s.stopWatch != nil {
+			s.stopWatch()
+		}
+		s.cancel()
+		_ = s.srv.Close()
+		<-s.served
+		s.conns.Wait()
+		if s.config != "" {
+			_ = os.Remove(s.config)
+		}
+	})
+}
+
+// ServeHTTP takes POSTs of single JSON-RPC messages at the token path
+// and answers with JSON. GET (a server-sent event stream) is not offered,
+// which the transport allows with 405.
+func (s *askServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// The Host and Origin checks keep a web page, through DNS rebinding,
+	// from reaching the server.
+	if !s.local(r.Host) {
+		http.Error(w, "forbidden", http.StatusForbidden)
+		return
+	}
+	if o := r.Header.Get("Origin"); o != "" && o != "http://"+r.Host {
+		http.Error(w, "forbidden", http.StatusForbidden)
+		return
+	}
+	if r.URL.RawQuery != "" || subtle.ConstantTimeCompare([]byte(r.URL.Path), []byte(s.path)) != 1 {
+		http.NotFound(w, r)
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, mcpMaxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			http.Error(w, "request too large", http.StatusRequestEntityTooLarge)
+		}
+		return
+	}
+	status, reply := s.handle(r.Context(), body)
+	if reply == nil {
+		w.WriteHeader(status)
+		return
+	}
+	b, err := json.Marshal(reply)
+	if err != nil {
+		// Only a tool input json could not re-encode; it came from JSON.
+		status, b = http.StatusInternalServerError, []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// local reports whether host names this server: its own address, or
+// localhost at its port.
+func (s *askServer) local(host string) bool {
+	if host == s.addr {
+		return true
+	}
+	_, port, _ := net.SplitHostPort(s.addr)
+	return host == "localhost:"+port
+}
+
+// rpcMessage is one JSON-RPC 2.0 message from the client: a request (id
+// and method), a notification (method, no id) or a response.
+type rpcMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+type rpcReply struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  any             `json:"result,omitempty"`
+	Error   *rpcError       `json:"error,omitempty"`
+}
+
+// decodeRPC reads one JSON-RPC message. A message that cannot be served
+// gives an error to send back, with the HTTP status for it; its id is
+// the message's when it could be read, else null.
+func decodeRPC(body []byte) (rpcMessage, *rpcReply) {
+	var m rpcMessage
+	body = bytes.TrimSpace(body)
+	if len(body) > 0 && body[0] == '[' {
+		return m, errReply(nil, rpcInvalidRequest, "batches are not supported")
+	}
+	if err := json.Unmarshal(body, &m); err != nil {
+		return m, errReply(nil, rpcParseError, "parse error")
+	}
+	if len(m.ID) > 0 && !validID(m.ID) {
+		return m, errReply(nil, rpcInvalidRequest, "id must be a string or a number")
+	}
+	if m.JSONRPC != "2.0" {
+		return m, errReply(m.ID, rpcInvalidRequest, `jsonrpc must be "2.0"`)
+	}
+	if m.Method == "" && (len(m.ID) == 0 || len(m.Result) == 0 && len(m.Error) == 0) {
+		return m, errReply(m.ID, rpcInvalidRequest, "no method")
+	}
+	return m, nil
+}
+
+// validID reports whether raw is a JSON string or number (MCP forbids a
+// null id).
+func validID(raw json.RawMessage) bool {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return false
+	}
+	switch v.(type) {
+	case string, float64:
+		return true
+	}
+	return false
+}
+
+func errReply(id json.RawMessage, code int, msg string) *rpcReply {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	return &rpcReply{JSONRPC: "2.0", ID: id, Error: &rpcError{Code: code, Message: msg}}
+}
+
+// handle serves one message and returns the HTTP status and the reply
+// (nil for a notification or a response, which get 202 and no body).
+func (s *askServer) handle(ctx context.Context, body []byte) (int, *rpcReply) {
+	m, bad := decodeRPC(body)
+	if bad != nil {
+		return http.StatusBadRequest, bad
+	}
+	if len(m.ID) == 0 || m.Method == "" {
+		if m.Method == "notifications/cancelled" {
+			s.cancelCall(m.Params)
+		}
+		return http.StatusAccepted, nil
+	}
+	result, rerr := s.call(ctx, m)
+	if rerr != nil {
+		return http.StatusOK, &rpcReply{JSONRPC: "2.0", ID: m.ID, Error: rerr}
+	}
+	return http.StatusOK, &rpcReply{JSONRPC: "2.0", ID: m.ID, Result: result}
+}
+
+// approveSchema is the approve tool's input, as Claude Code sends it.
+var approveSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"tool_name":   map[string]any{"type": "string"},
+		"input":       map[string]any{"type": "object"},
+		"tool_use_id": map[string]any{"type": "string"},
+	},
+	"required": []string{"tool_name", "input"},
+}
+
+func (s *askServer) call(ctx context.Context, m rpcMessage) (any, *rpcError) {
+	switch m.Method {
+	case "initialize":
+		var p struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		version := mcpVersion
+		if mcpVersions[p.ProtocolVersion] {
+			version = p.ProtocolVersion
+		}
+		return map[string]any{
+			"protocolVersion": version,
+			"capabilities":    map[string]any{"tools": map[string]any{}},
+			"serverInfo":      map[string]any{"name": "conch", "version": "1"},
+		}, nil
+	case "ping":
+		return struct{}{}, nil
+	case "tools/list":
+		return map[string]any{"tools": []any{map[string]any{
+			"name":        "approve",
+			"description": "Asks the person in Conch whether Claude may use a tool.",
+			"inputSchema": approveSchema,
+		}}}, nil
+	case "tools/call":
+		return s.approve(ctx, m)
+	}
+	return nil, &rpcError{Code: rpcNoMethod, Message: "method not found: " + m.Method}
+}
+
+// approve puts Claude's question to the person and says what they chose,
+// in the shape --permission-prompt-tool wants: text holding
+// {"behavior":"allow","updatedInput":…} or {"behavior":"deny","message":…}.
+func (s *askServer) approve(ctx context.Context, m rpcMessage) (any, *rpcError) {
+	var p struct {
+		Name      string `json:"name"`
+		Arguments struct {
+			ToolName string          `json:"tool_name"`
+			Input    json.RawMessage `json:"input"`
+		} `json:"arguments"`
+	}
+	if err := json.Unmarshal(m.Params, &p); err != nil {
+		return nil, &rpcError{Code: rpcInvalidParams, Message: "bad params: " + err.Error()}
+	}
+	if p.Name != "approve" {
+		return nil, &rpcError{Code: rpcInvalidParams, Message: "unknown tool: " + p.Name}
+	}
+	input := bytes.TrimSpace(p.Arguments.Input)
+	if len(input) == 0 || string(input) == "null" {
+		input = []byte("{}")
+	}
+	if p.Arguments.ToolName == "" || input[0] != '{' {
+		return nil, &rpcError{Code: rpcInvalidParams, Message: "approve takes tool_name and an input object"}
+	}
+	// The ask ends when the client goes or cancels this call, or when the
+	// server closes (ctx comes from s.ctx).
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	key := idKey(m.ID)
+	s.mu.Lock()
+	s.calls[key] = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.calls, key)
+		s.mu.Unlock()
+	}()
+
+	tool, detail := claudeAsk(p.Arguments.ToolName, input, s.cwd)
+	allowed, err := s.ask(actx, tool, detail)
+	var answer any
+	switch {
+	case actx.Err() != nil:
+		return nil, &rpcError{Code: rpcCancelled, Message: "request cancelled"}
+	case err != nil:
+		answer = map[string]any{"behavior": "deny", "message": "Conch could not ask the person: " + err.Error()}
+	case allowed:
+		answer = struct {
+			Behavior     string          `json:"behavior"`
+			UpdatedInput json.RawMessage `json:"updatedInput"`
+		}{"allow", input}
+	default:
+		answer = map[string]any{"behavior": "deny", "message": declined}
+	}
+	text, merr := json.Marshal(answer)
+	if merr != nil {
+		return nil, &rpcError{Code: rpcInvalidParams, Message: "bad input: " + merr.Error()}
+	}
+	return map[string]any{"content": []any{map[string]any{"type": "text", "text": string(text)}}}, nil
+}
+
+// cancelCall ends the ask of the call a notifications/cancelled names.
+func (s *askServer) cancelCall(params json.RawMessage) {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil || len(p.RequestID) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cancel := s.calls[idKey(p.RequestID)]; cancel != nil {
+		cancel()
+	}
+}
+
+// idKey makes a JSON-RPC id comparable however the client wrote it
+// ("a\u0062" and "ab", 1 and 1.0).
+func idKey(raw json.RawMessage) string {
+	var v any
+	_ = json.Unmarshal(raw, &v)
+	switch v := v.(type) {
+	case string:
+		return "s:" + v
+	case float64:
+		return "n:" + strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return "?" + string(raw)
+}
