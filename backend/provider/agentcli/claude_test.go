@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -416,4 +417,78 @@ func TestClaudeCancelledAsk(t *testing.T) {
 		{Kind: provider.UsageEvent, Usage: provider.Usage{InputTokens: 38, OutputTokens: 9, CostUSD: 0.003}},
 		{Kind: provider.DoneEvent, Text: "success"},
 	})
+}
+
+// Cancelling a run whose question waits stops the question server: the
+// ask ends, the port is closed, the config file is removed and no
+// goroutine of the server is left. Not parallel, so that the goroutines
+// counted are this test's.
+func TestClaudeCancelStopsTheAskServer(t *testing.T) {
+	f := newFake(t).
+		record("FAKE_OUTPUT", "claude/init.jsonl").
+		record("FAKE_ASK", "claude/ask.json").
+		record("FAKE_ALLOW", "claude/allowed.jsonl").
+		record("FAKE_DENY", "claude/denied.jsonl")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	asked := make(chan struct{})
+	ended := make(chan error, 1)
+	ch, err := NewClaude(f.config("claude")).Stream(ctx, provider.Request{
+		Mode: task.Ask, Cwd: f.cwd, Messages: userSays("Run the tests"),
+		Ask: func(ctx context.Context, tool, detail string) (bool, error) {
+			close(asked)
+			<-ctx.Done()
+			ended <- ctx.Err()
+			return true, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-asked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the fake never asked")
+	}
+	// The config names the server; read it while it still exists.
+	argv := f.argv()
+	b, err := os.ReadFile(argv[len(argv)-3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		MCPServers struct {
+			Conch struct{ URL string } `json:"conch"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	addr := strings.TrimPrefix(cfg.MCPServers.Conch.URL, "http://")
+	addr, _, _ = strings.Cut(addr, "/")
+	if len(serverGoroutines()) == 0 {
+		t.Fatal("no server goroutines seen while it runs: the check below would prove nothing")
+	}
+
+	cancel()
+	evs := collect(t, ch)
+	if err := lastErr(t, evs); !errors.Is(err, context.Canceled) {
+		t.Errorf("err %v", err)
+	}
+	select {
+	case err := <-ended:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("ask ended with %v", err)
+		}
+	default:
+		t.Error("the stream ended before the ask did")
+	}
+	mcpConfig(t, f)
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Errorf("%s still accepts connections", addr)
+	}
+	if left := serverGoroutines(); len(left) > 0 {
+		t.Errorf("goroutines left:\n%s", strings.Join(left, "\n\n"))
+	}
 }

@@ -370,7 +370,7 @@ func (s *askServer) approve(ctx context.Context, m rpcMessage) (any, *rpcError) 
 		} `json:"arguments"`
 	}
 	if err := json.Unmarshal(m.Params, &p); err != nil {
-		return nil, &rpcError{Code: rpcInvalidParams, Message: "bad params: " + err.Error()}
+		return nil, &rpcError{Code: rpcInvalidParams, Message: "tools/call takes name and arguments"}
 	}
 	if p.Name != "approve" {
 		return nil, &rpcError{Code: rpcInvalidParams, Message: "unknown tool: " + p.Name}
