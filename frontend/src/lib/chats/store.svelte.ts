@@ -126,6 +126,21 @@ export class ChatsStore {
     }
   }
 
+  readonly #ensuring = new Set<string>();
+
+  /** Fetches a chat's record when it is not held (a task chat's parent, named in its banner). */
+  async ensure(id: string): Promise<void> {
+    if (id === '' || this.byId.has(id) || this.#ensuring.has(id)) return;
+    this.#ensuring.add(id);
+    try {
+      this.put((await this.#backend.getConversation(id, 0, 1)).conversation);
+    } catch {
+      // The banner says "its chat" instead.
+    } finally {
+      this.#ensuring.delete(id);
+    }
+  }
+
   /** Loads the page of messages before the oldest one held. */
   async loadOlder(id: string): Promise<void> {
     const d = this.details.get(id);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { EventType, Kind, Status, type Task } from '../backend/contract';
 import { makeTask } from './fixture';
 import { Group } from './language';
-import { applyEvent, badgeOf, groupTasks, queuePositions } from './model';
+import { applyEvent, badgeOf, chatOfTask, groupTasks, queuePositions } from './model';
 
 const changed = (task: Task) => ({ type: EventType.TaskChanged, task }) as const;
 
@@ -94,5 +94,13 @@ describe('badgeOf', () => {
 
   it('is absent when nothing works or asks', () => {
     expect(badgeOf(groupTasks([makeTask({ id: 'q' }), makeTask({ id: 'd', status: Status.Done })]))).toBeNull();
+  });
+});
+
+describe('chatOfTask', () => {
+  it('opens the chat a task came from, else its own, else none', () => {
+    expect(chatOfTask(makeTask({ id: 'a', conversationId: 'own', parentConversationId: 'parent' }))).toBe('parent');
+    expect(chatOfTask(makeTask({ id: 'a', conversationId: 'own' }))).toBe('own');
+    expect(chatOfTask(makeTask({ id: 'a' }))).toBe('');
   });
 });

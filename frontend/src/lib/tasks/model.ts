@@ -107,3 +107,12 @@ export function badgeOf(g: Groups): Badge | null {
   return null;
 }
 
+
+/**
+ * The chat that showing a task opens (a notification's click, the palette):
+ * the chat it came from, else its own; '' for a task without a chat (a shell
+ * command), which the tasks page shows.
+ */
+export function chatOfTask(t: Pick<Task, 'conversationId' | 'parentConversationId'>): string {
+  return t.parentConversationId || t.conversationId || '';
+}

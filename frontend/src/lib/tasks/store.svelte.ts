@@ -25,6 +25,10 @@ export const alreadyAnswered = 'Already answered.';
 /** Told of every change a live event brought: the copy before (if any) and after. */
 export type ChangeListener = (before: Task | undefined, after: Task) => void;
 
+/** Which composer a compose request is for: the tasks page's, or the open chat's. */
+export const ComposeTarget = { Tasks: 'tasks', Chat: 'chat' } as const;
+export type ComposeTarget = (typeof ComposeTarget)[keyof typeof ComposeTarget];
+
 /** Runs f soon, at most once per frame while the page is visible. */
 export type Scheduler = (f: () => void) => void;
 
@@ -70,7 +74,11 @@ export class TasksStore {
   revealHandled = 0;
   /** Asks for the composer (the global shortcut, the palette): seq counts requests. */
   compose = $state(0);
-  /** The last compose request the tasks page acted on. */
+  /** The composer the last compose request is for. */
+  composeTo: ComposeTarget = $state(ComposeTarget.Tasks);
+  /** Says which composer a compose request is for (the app: the chat's while a chat is open). */
+  composeWhere: () => ComposeTarget = () => ComposeTarget.Tasks;
+  /** The last compose request a page acted on. */
   composeHandled = 0;
   /** Slot counts from the last list. */
   concurrent = $state<TaskList['concurrent'] | null>(null);
@@ -168,8 +176,12 @@ export class TasksStore {
     this.reveal = { id, seq: (this.reveal?.seq ?? 0) + 1 };
   }
 
-  /** Asks the tasks page to focus the composer, sending what it holds (the global shortcut). */
+  /**
+   * Asks for the composer, sending what it holds (the global shortcut, the
+   * palette): the open chat's when a chat is open, else the tasks page's.
+   */
   requestCompose(): void {
+    this.composeTo = this.composeWhere();
     this.compose++;
   }
 
