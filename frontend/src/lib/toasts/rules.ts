@@ -1,7 +1,7 @@
 // When the app raises a toast, and what it says. The OS notification is the
 // backend's job; in the window a toast takes its place, unless the person is
-// already looking at the task (until chats exist: the tasks page, visible
-// and focused).
+// already looking at the task (the tasks page, or the chat it came from,
+// visible and focused).
 
 import { Status, isFinished, type Task } from '../backend/contract';
 import { Page } from '../nav.svelte';
@@ -18,6 +18,8 @@ export interface View {
   visible: boolean;
   /** The document has the keyboard focus. */
   focused: boolean;
+  /** On the chat page: the chat shown. */
+  chat?: string;
 }
 
 /** A toast to show: its words, colour and the task it is about. */
@@ -45,6 +47,11 @@ export function looksAtTasks(v: View): boolean {
   return v.page === Page.Tasks && v.visible && v.focused;
 }
 
+/** Reports whether the person already sees the chat t came from (its card is there). */
+export function looksAtChatOf(t: Pick<Task, 'parentConversationId'>, v: View): boolean {
+  return t.parentConversationId !== '' && v.page === Page.Chat && v.chat === t.parentConversationId && v.visible && v.focused;
+}
+
 /**
  * The toast a live change from before to after deserves, or null. A task
  * that was not finished and is now done or failed raises a finish toast
@@ -54,7 +61,7 @@ export function looksAtTasks(v: View): boolean {
 export function toastFor(before: Task | undefined, after: Task, view: View): ToastSpec | null {
   const title = titleOf(after);
   if (before !== undefined && !isFinished(before.status) && (after.status === Status.Done || after.status === Status.Failed)) {
-    if (looksAtTasks(view)) return null;
+    if (looksAtTasks(view) || looksAtChatOf(after, view)) return null;
     if (after.status === Status.Done) {
       const parts = [firstLine(after.summary) || firstLine(after.result?.text ?? '')];
       if (after.worktree?.kept) parts.push(`kept on ${after.worktree.branch}`);

@@ -46,6 +46,14 @@ describe('toastFor', () => {
     expect(toastFor(makeTask({ id: 'a', status: Status.Done }), makeTask({ id: 'a', status: Status.Done, rev: 2 }), away)).toBeNull();
   });
 
+  it('raises nothing while the person looks at the chat the task came from', () => {
+    const from = makeTask({ id: 'a', status: Status.Running, parentConversationId: 'c1', rev: 2 });
+    const done = makeTask({ id: 'a', status: Status.Done, parentConversationId: 'c1', rev: 3 });
+    expect(toastFor(from, done, { page: Page.Chat, chat: 'c1', visible: true, focused: true })).toBeNull();
+    expect(toastFor(from, done, { page: Page.Chat, chat: 'c2', visible: true, focused: true })?.tone).toBe('green');
+    expect(toastFor(from, done, { page: Page.Chat, chat: 'c1', visible: true, focused: false })?.tone).toBe('green');
+  });
+
   it('counts a queued task that fails at once', () => {
     expect(toastFor(makeTask({ id: 'a' }), makeTask({ id: 'a', status: Status.Failed, error: 'bash is missing' }), away)?.tone).toBe('red');
   });
