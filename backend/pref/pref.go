@@ -43,6 +43,9 @@ type Preferences struct {
 	// Prices maps a model id, or the start of one ("claude-sonnet-4"), to
 	// its price; models not in it (local ones) cost nothing.
 	Prices map[string]Price `json:"prices"`
+	// LimitFallback is the provider a task carries on with when its own
+	// reaches a usage limit ("" : none, the task fails saying why).
+	LimitFallback string `json:"limitFallback"`
 }
 
 // Defaults returns the preferences a new home starts with.
@@ -83,6 +86,9 @@ func (p Preferences) Validate() error {
 	}
 	if p.Budget.Monthly < 0 || p.Budget.Monthly > 1e6 || math.IsNaN(p.Budget.Monthly) {
 		return fmt.Errorf("budget.monthly must be between 0 (no cap) and 1000000 USD, got %v", p.Budget.Monthly)
+	}
+	if len(p.LimitFallback) > 100 {
+		return fmt.Errorf("limitFallback must be a provider id, got %d bytes", len(p.LimitFallback))
 	}
 	for model, pr := range p.Prices {
 		if model == "" {

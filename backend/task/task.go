@@ -167,33 +167,36 @@ const MaxSteps = 12
 // Task is the record of where one task stands. The API, the Wails bindings
 // and the store all use this shape.
 type Task struct {
-	ID                   string    `json:"id"`
-	Kind                 Kind      `json:"kind"`
-	Status               Status    `json:"status"`
-	Title                string    `json:"title"`
-	Text                 string    `json:"text"`
-	ConversationID       string    `json:"conversationId"`
-	ParentConversationID string    `json:"parentConversationId"`
-	GroupID              string    `json:"groupId"`
-	Provider             string    `json:"provider"`
-	Model                string    `json:"model"`
-	By                   string    `json:"by"`
-	Mode                 Mode      `json:"mode"`
-	Cwd                  string    `json:"cwd"`
-	Check                string    `json:"check"`
-	Current              string    `json:"current"`
-	Steps                []string  `json:"steps"`
-	Summary              string    `json:"summary"`
-	Error                string    `json:"error"`
-	Note                 string    `json:"note"`
-	Result               *Result   `json:"result"`
-	Ask                  *Question `json:"ask"`
-	Worktree             *Worktree `json:"worktree"`
-	Wake                 Wake      `json:"wake"`
-	Notified             bool      `json:"notified"`
-	Paused               *Paused   `json:"paused"`
-	OutputBytes          int64     `json:"outputBytes"`
-	ExitCode             *int      `json:"exitCode"`
+	ID                   string `json:"id"`
+	Kind                 Kind   `json:"kind"`
+	Status               Status `json:"status"`
+	Title                string `json:"title"`
+	Text                 string `json:"text"`
+	ConversationID       string `json:"conversationId"`
+	ParentConversationID string `json:"parentConversationId"`
+	GroupID              string `json:"groupId"`
+	// Part and Parts place a helper in its group ("helper 2 of 3").
+	Part        int       `json:"part,omitempty"`
+	Parts       int       `json:"parts,omitempty"`
+	Provider    string    `json:"provider"`
+	Model       string    `json:"model"`
+	By          string    `json:"by"`
+	Mode        Mode      `json:"mode"`
+	Cwd         string    `json:"cwd"`
+	Check       string    `json:"check"`
+	Current     string    `json:"current"`
+	Steps       []string  `json:"steps"`
+	Summary     string    `json:"summary"`
+	Error       string    `json:"error"`
+	Note        string    `json:"note"`
+	Result      *Result   `json:"result"`
+	Ask         *Question `json:"ask"`
+	Worktree    *Worktree `json:"worktree"`
+	Wake        Wake      `json:"wake"`
+	Notified    bool      `json:"notified"`
+	Paused      *Paused   `json:"paused"`
+	OutputBytes int64     `json:"outputBytes"`
+	ExitCode    *int      `json:"exitCode"`
 	// Pid is the process group of the task's process while one runs; healing
 	// at start ends a group left behind by a Conch that died.
 	Pid       int        `json:"pid"`

@@ -24,6 +24,8 @@ const (
 type Origin struct {
 	Kind   OriginKind `json:"kind"`
 	TaskID string     `json:"taskId,omitempty"`
+	// ParentID is the chat a task's chat was sent from.
+	ParentID string `json:"parentId,omitempty"`
 }
 
 // Ask is a permission question waiting for the person (or, on an ask
@@ -145,5 +147,26 @@ type Message struct {
 	ToolCall       *ToolCall   `json:"toolCall,omitempty"`
 	ToolResult     *ToolResult `json:"toolResult,omitempty"`
 	Ask            *Ask        `json:"ask,omitempty"`
+	TaskEvent      *TaskUpdate `json:"taskEvent,omitempty"`
 	CreatedAt      time.Time   `json:"createdAt"`
+}
+
+// TaskUpdate is a task's status change as its parent chat records it. The
+// transcript folds a task's events into one card; a Final event carries a
+// finished background task's result back into the chat.
+type TaskUpdate struct {
+	TaskID   string      `json:"taskId"`
+	TaskKind task.Kind   `json:"taskKind"`
+	Status   task.Status `json:"status"`
+	Title    string      `json:"title"`
+	By       string      `json:"by,omitempty"`
+	GroupID  string      `json:"groupId,omitempty"`
+	Part     int         `json:"part,omitempty"`
+	Parts    int         `json:"parts,omitempty"`
+	Summary  string      `json:"summary,omitempty"`
+	Error    string      `json:"error,omitempty"`
+	Note     string      `json:"note,omitempty"`
+	Branch   string      `json:"branch,omitempty"`
+	// Final marks the result coming back: the model reads it as news.
+	Final bool `json:"final,omitempty"`
 }
