@@ -45,6 +45,9 @@ func (r *Runner) run(ctx context.Context, e *entry, kind task.Kind) {
 		return
 	}
 	ex := r.cfg.Executors[started.Provider]
+	if started.ConversationID != "" {
+		ex = r.cfg.Conversations
+	}
 	if ex == nil {
 		r.finish(e, nil, Outcome{}, fmt.Errorf("provider %q is not available", started.Provider))
 		return
@@ -97,6 +100,14 @@ func (r *Runner) run(ctx context.Context, e *entry, kind task.Kind) {
 		},
 		Ask: func(ctx context.Context, tool, detail string) (bool, error) {
 			return r.ask(ctx, e, tool, detail)
+		},
+		Amend: func(fn func(t *task.Task)) {
+			_, _ = r.updateEntry(e, func(t *task.Task) error {
+				status := t.Status
+				fn(t)
+				t.Status = status // the runner alone moves a task's status
+				return nil
+			})
 		},
 		Started: func(pid int) {
 			_, _ = r.updateEntry(e, func(t *task.Task) error { t.Pid = pid; return nil })

@@ -34,6 +34,9 @@ type Run struct {
 	// the one-hour timeout (ErrNoAnswer) or ctx. It reports whether the action
 	// was allowed.
 	Ask func(ctx context.Context, tool, detail string) (bool, error)
+	// Amend changes the task's record (its provider, by, note, worktree)
+	// but never its status.
+	Amend func(fn func(t *task.Task))
 	// Started records the process group the task runs in, so that a Conch
 	// that dies can end it at its next start.
 	Started func(pid int)

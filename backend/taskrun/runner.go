@@ -54,6 +54,12 @@ type Config struct {
 	Bus       *event.Bus
 	Logs      *output.Logs
 	Executors map[string]Executor
+	// Conversations runs every task that has a chat of its own
+	// (ConversationID set), whatever its provider.
+	Conversations Executor
+	// Observe, if set, sees every stored change of a task, in order. It is
+	// called with the task's lock held: it must not block or call back.
+	Observe func(t task.Task)
 	// Home is the folder a task without cwd runs in.
 	Home string
 	// AskTimeout overrides AskTimeout (tests).
@@ -219,6 +225,40 @@ func (r *Runner) Create(req CreateRequest) (task.Task, error) {
 			t.EndedAt = &now
 		}
 	}
+	return r.insert(t)
+}
+
+// Insert schedules a task prepared elsewhere (a chat's background task, a
+// delegate part): its id, kind, chat, provider, mode and folder are set and
+// checked by the caller. A task given as failed (its provider was not
+// ready) is stored as it is and never runs.
+func (r *Runner) Insert(t task.Task) (task.Task, error) {
+	if t.ID == "" || !t.Kind.Valid() || !t.Mode.Valid() || strings.TrimSpace(t.Text) == "" || !filepath.IsAbs(t.Cwd) {
+		return task.Task{}, fmt.Errorf("%w: a task needs an id, a kind, a mode, text and an absolute folder", ErrInvalid)
+	}
+	if t.Status != task.Failed {
+		t.Status = task.Queued
+	}
+	if t.Steps == nil {
+		t.Steps = []string{}
+	}
+	if t.Wake == "" {
+		t.Wake = task.WakeNone
+	}
+	if t.Title == "" {
+		t.Title = task.TitleFrom(t.Text)
+	}
+	if t.CreatedAt.IsZero() {
+		t.CreatedAt = r.cfg.Now().UTC()
+	}
+	if t.Status == task.Failed && t.EndedAt == nil {
+		now := r.cfg.Now()
+		t.EndedAt = &now
+	}
+	return r.insert(t)
+}
+
+func (r *Runner) insert(t task.Task) (task.Task, error) {
 	t.Rev = 1
 	if err := r.cfg.Store.PutTask(t); err != nil {
 		return task.Task{}, fmt.Errorf("create task: %w", err)
@@ -488,6 +528,17 @@ func (r *Runner) Delete(id string) error {
 	return nil
 }
 
+// Amend changes a task's record outside its run (whether its chat was
+// woken); its status never changes here.
+func (r *Runner) Amend(id string, fn func(t *task.Task)) (task.Task, error) {
+	return r.update(id, func(t *task.Task) error {
+		status := t.Status
+		fn(t)
+		t.Status = status
+		return nil
+	})
+}
+
 // MarkNotified records that the OS notification for the task's current
 // finish is being sent. It reports false when the task has not finished or
 // was already marked, so a finish is announced once, across restarts: the
@@ -588,6 +639,9 @@ func (r *Runner) updateLocked(e *entry, fn func(t *task.Task) error) (task.Task,
 }
 
 func (r *Runner) publish(t task.Task) {
+	if r.cfg.Observe != nil {
+		r.cfg.Observe(t.Clone())
+	}
 	c := t.Clone()
 	r.cfg.Bus.Publish(event.Event{Type: event.TaskChanged, Task: &c})
 }
