@@ -129,6 +129,13 @@ type Config struct {
 	CommandGrace time.Duration
 	// Now overrides time.Now (tests).
 	Now func() time.Time
+	// Extra gives the tools a turn of c may use besides Tools
+	// (start_background_task and delegate in the person's chats); nil: none.
+	// Task chats get report_result instead.
+	Extra func(c conversation.Conversation) []tool.Tool
+	// Prompt, if set, adds to the system prompt of c's turns (the other
+	// providers the assistant may hand parts to).
+	Prompt func(ctx context.Context, c conversation.Conversation) string
 }
 
 // Manager owns every conversation's live state and runs their turns. Start
@@ -152,6 +159,9 @@ type entry struct {
 	cancel context.CancelCauseFunc // set while a turn runs
 	done   chan struct{}           // closed when the running turn ends
 	ask    *pending                // the question waiting for an answer
+	hooks  *TaskHooks              // set while RunTask runs a task's turn
+	fwd    string                  // the question answered through the task
+	wake   bool                    // a wake came in while a turn ran
 }
 
 // pending is a question a turn waits on.
@@ -259,6 +269,8 @@ type CreateRequest struct {
 	// Origin is set by the task engine for a task's own chat; the API
 	// always makes a chat.
 	Origin conversation.Origin `json:"-"`
+	// Tainted starts a task's chat with its parent's taint.
+	Tainted bool `json:"-"`
 }
 
 // Create validates req and stores a new conversation. A chat may start
@@ -302,7 +314,7 @@ func (m *Manager) Create(req CreateRequest) (conversation.Conversation, error) {
 	now := m.cfg.Now().UTC()
 	c := conversation.Conversation{
 		ID: uuid.NewString(), Title: title, Origin: origin,
-		Provider: req.Provider, Model: req.Model, Mode: mode, Cwd: cwd, Limit: req.Limit,
+		Provider: req.Provider, Model: req.Model, Mode: mode, Cwd: cwd, Limit: req.Limit, Tainted: req.Tainted,
 		CreatedAt: now, UpdatedAt: now, Rev: 1,
 	}
 	if err := m.cfg.Store.PutConversation(c); err != nil {
@@ -513,11 +525,25 @@ func (m *Manager) Send(id, text string) (conversation.Message, error) {
 	}
 	msg.Seq = e.c.LastSeq
 	msg.ConversationID = id
+	return msg, m.startTurnLocked(e)
+}
+
+// startTurnLocked starts a turn of e in the background; the caller holds
+// e.mu and has checked that no turn runs and the manager is open.
+func (m *Manager) startTurnLocked(e *entry) error {
+	if !e.c.Running {
+		if _, err := m.updateLocked(e, func(c *conversation.Conversation) error {
+			c.Running = true
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
 	ctx, cancel := context.WithCancelCause(m.ctx)
 	e.cancel, e.done = cancel, make(chan struct{})
 	m.wg.Add(1)
 	go m.turn(ctx, e)
-	return msg, nil
+	return nil
 }
 
 // StopTurn stops the running turn at once: the provider call and any
@@ -557,6 +583,16 @@ func (m *Manager) Answer(id, askID string, allow bool) (conversation.Conversatio
 		return conversation.Conversation{}, fmt.Errorf("%w: askId is empty", ErrInvalid)
 	}
 	e.mu.Lock()
+	if e.fwd != "" && e.fwd == askID && e.hooks != nil && e.hooks.Answer != nil {
+		// A task's question: its task takes the answer (and goes back to
+		// running); the chat records it when the turn hears back.
+		answer := e.hooks.Answer
+		e.mu.Unlock()
+		if err := answer(allow); err != nil {
+			return m.snapshot(e), fmt.Errorf("answer conversation %s: %w: %v", id, ErrConflict, err)
+		}
+		return m.snapshot(e), nil
+	}
 	defer e.mu.Unlock()
 	if e.ask == nil || e.ask.id != askID || e.c.Ask == nil {
 		return e.c.Clone(), fmt.Errorf("answer conversation %s: question %s is not waiting for an answer: %w", id, askID, ErrConflict)

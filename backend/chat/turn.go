@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,13 +30,18 @@ const (
 	streamEndedText = "the reply ended without saying it was done"
 )
 
-// turn runs one turn to its end and settles the conversation: the closing
-// notice, if any, is stored together with running = false.
+// turn runs one turn to its end and settles the conversation.
 func (m *Manager) turn(ctx context.Context, e *entry) {
 	defer m.wg.Done()
-	notice := m.runTurn(ctx, e)
+	end := m.runTurn(ctx, e)
+	m.settle(e, end.notice)
+}
+
+// settle ends the running turn: the closing notice, if any, is stored
+// together with running = false. A wake that came in while the turn ran
+// starts the next turn at once.
+func (m *Manager) settle(e *entry, notice string) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	var msgs []conversation.Message
 	if notice != "" {
 		msgs = append(msgs, m.notice(notice))
@@ -45,7 +52,34 @@ func (m *Manager) turn(ctx context.Context, e *entry) {
 	}, msgs...)
 	e.cancel(nil)
 	e.cancel = nil
+	e.hooks = nil
 	close(e.done)
+	wake, id := e.wake, e.c.ID
+	e.wake = false
+	e.mu.Unlock()
+	if wake {
+		_ = m.Wake(id) // refused only when Conch is closing
+	}
+}
+
+// turnEnd is how a turn ended.
+type turnEnd struct {
+	// notice is said in the chat ("" when the model simply finished).
+	notice string
+	// err is why the turn did not finish (nil when it did).
+	err error
+	// reply is the turn's last assistant text.
+	reply string
+	// report is the summary given with report_result, if it was called.
+	report *string
+}
+
+// failed is a turn that ended early, notice saying why.
+func failed(notice string, err error) turnEnd {
+	if err == nil {
+		err = errors.New(notice)
+	}
+	return turnEnd{notice: notice, err: err}
 }
 
 // stopReason is the notice for a turn whose ctx ended.
@@ -57,39 +91,49 @@ func stopReason(ctx context.Context) string {
 }
 
 // runTurn calls the provider and runs the tools it asks for until it stops
-// asking, the step limit, the budget, an error or a stop. It returns the
-// notice that ends the turn ("" when the model simply finished).
-func (m *Manager) runTurn(ctx context.Context, e *entry) string {
+// asking, reports (a task), the step limit, the budget, an error or a stop.
+func (m *Manager) runTurn(ctx context.Context, e *entry) (end turnEnd) {
+	defer func() {
+		if end.err == nil && end.notice == "" && ctx.Err() != nil {
+			end = failed(stopReason(ctx), context.Cause(ctx))
+		}
+	}()
 	history, err := m.history(e)
 	if err != nil {
-		return "Could not read this chat: " + err.Error()
+		return failed("Could not read this chat: "+err.Error(), err)
+	}
+	c := m.snapshot(e)
+	tools, report := m.toolsFor(c)
+	extraPrompt := ""
+	if m.cfg.Prompt != nil {
+		extraPrompt = m.cfg.Prompt(ctx, c)
 	}
 	var info provider.Info
-	infoOf := ""
+	infoOf, reply := "", ""
 	for step := 0; ; step++ {
 		if ctx.Err() != nil {
-			return stopReason(ctx)
+			return failed(stopReason(ctx), context.Cause(ctx))
 		}
-		c := m.snapshot(e)
+		c = m.snapshot(e)
 		if step >= m.cfg.StepLimit {
-			return fmt.Sprintf("Stopped after %d steps, the most one reply may take. Send a message to carry on.", m.cfg.StepLimit)
+			return failed(fmt.Sprintf("Stopped after %d steps, the most one reply may take. Send a message to carry on.", m.cfg.StepLimit), nil)
 		}
-		if c.Limit > 0 && c.Spent >= c.Limit {
-			return fmt.Sprintf("Stopped: this chat has spent $%.4f of its $%.2f limit. Raise the limit to carry on.", c.Spent, c.Limit)
+		if why := m.overLimit(c); why != "" {
+			return failed(why, nil)
 		}
 		if m.cfg.Spending != nil {
 			if why, err := m.cfg.Spending.Exceeded(); err != nil {
-				return "Could not read this month's spend: " + err.Error()
+				return failed("Could not read this month's spend: "+err.Error(), err)
 			} else if why != "" {
-				return "Stopped: " + why
+				return failed("Stopped: "+why, nil)
 			}
 		}
 		if c.Provider == "" {
-			return noProviderText
+			return failed(noProviderText, nil)
 		}
 		p, ok := m.cfg.Providers.Provider(c.Provider)
 		if !ok {
-			return fmt.Sprintf("The provider %q is not connected. Pick another one for this chat.", c.Provider)
+			return failed(fmt.Sprintf("The provider %q is not connected. Pick another one for this chat.", c.Provider), provider.ErrNotReady)
 		}
 		// Info may probe (a CLI's auth status): ask once per turn, and
 		// again only when the chat's provider changes.
@@ -101,14 +145,15 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) string {
 			if reason == "" {
 				reason = "it gave no reason"
 			}
-			return fmt.Sprintf("%s is not ready: %s", name(info, c.Provider), reason)
+			return failed(fmt.Sprintf("%s is not ready: %s", name(info, c.Provider), reason), fmt.Errorf("%w: %s", provider.ErrNotReady, reason))
 		}
 		model := c.Model
 		if model == "" {
 			model = info.Models.Default
 		}
+		m.progress(e, "Thinking", "")
 		res := m.stream(ctx, e, p, provider.Request{
-			Model: model, System: systemPrompt(c), Messages: history, Tools: m.cfg.Tools.Specs(),
+			Model: model, System: systemPrompt(c) + extraPrompt, Messages: history, Tools: tools.Specs(),
 			Mode: c.Mode, Cwd: c.Cwd,
 			// A coding agent runs its own tools and routes its asks here.
 			Ask: func(ctx context.Context, toolName, detail string) (bool, error) {
@@ -132,7 +177,7 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) string {
 		}
 		if cost > 0 && m.cfg.Spending != nil {
 			if err := m.cfg.Spending.Spend(cost); err != nil {
-				return "Could not record this month's spend: " + err.Error()
+				return failed("Could not record this month's spend: "+err.Error(), err)
 			}
 		}
 		var msgs []conversation.Message
@@ -140,17 +185,19 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) string {
 			msg := m.message(conversation.Assistant)
 			msg.ID, msg.Text = res.messageID, res.text
 			msgs = append(msgs, msg)
+			reply = res.text
 		}
 		for _, call := range res.calls {
-			msgs = append(msgs, m.callMessage(call))
+			msgs = append(msgs, m.callMessage(tools, call))
 		}
 		if len(msgs) > 0 || cost > 0 {
 			if _, err := m.update(e, func(c *conversation.Conversation) error {
 				c.Spent += cost
 				return nil
 			}, msgs...); err != nil {
-				return "Could not save the reply: " + err.Error()
+				return failed("Could not save the reply: "+err.Error(), err)
 			}
+			m.spendParent(c, cost)
 		}
 		if res.text != "" || len(res.calls) > 0 {
 			history = append(history, provider.Message{Role: provider.Assistant, Text: res.text, ToolCalls: res.calls})
@@ -160,25 +207,28 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) string {
 			// call is left without a result.
 			m.settleCalls(e, res.calls, 0)
 			if ctx.Err() != nil {
-				return stopReason(ctx)
+				return failed(stopReason(ctx), context.Cause(ctx))
 			}
-			return providerNotice(name(info, c.Provider), res.err)
+			return failed(providerNotice(name(info, c.Provider), res.err), res.err)
 		}
 		if len(res.calls) == 0 {
-			return ""
+			return turnEnd{reply: reply}
 		}
 		for i, call := range res.calls {
 			if ctx.Err() != nil {
 				m.settleCalls(e, res.calls, i)
-				return stopReason(ctx)
+				return failed(stopReason(ctx), context.Cause(ctx))
 			}
-			result := m.runCall(ctx, e, call)
+			result := m.runCall(ctx, e, tools, call)
 			if _, err := m.update(e, nil, m.resultMessage(result)); err != nil {
-				return "Could not save a tool's result: " + err.Error()
+				return failed("Could not save a tool's result: "+err.Error(), err)
 			}
 			history = append(history, provider.Message{
 				Role: provider.ToolRole, ToolCallID: call.ID, Text: result.Output, IsError: result.IsError,
 			})
+		}
+		if report.summary != nil {
+			return turnEnd{reply: reply, report: report.summary}
 		}
 	}
 }
@@ -303,6 +353,7 @@ func (m *Manager) stream(ctx context.Context, e *entry, p provider.Provider, req
 			case provider.StepEvent:
 				// A coding agent's own step shows as it happens.
 				if ev.Text != "" {
+					m.progress(e, "", ev.Text)
 					step := m.message(conversation.Step)
 					step.Text = ev.Text
 					if _, err := m.update(e, nil, step); err != nil {
@@ -340,10 +391,10 @@ func drain(ch <-chan provider.Event) {
 	}
 }
 
-func (m *Manager) callMessage(call provider.ToolCall) conversation.Message {
+func (m *Manager) callMessage(tools tool.Set, call provider.ToolCall) conversation.Message {
 	msg := m.message(conversation.ToolCallKind)
 	tc := &conversation.ToolCall{ID: call.ID, Name: call.Name, Arguments: validJSON(call.Arguments), Effect: string(tool.Network), Title: call.Name}
-	if t, err := m.cfg.Tools.Get(call.Name); err == nil {
+	if t, err := tools.Get(call.Name); err == nil {
 		tc.Effect, tc.Title = string(t.Effect), t.Title(call.Arguments)
 	}
 	msg.ToolCall = tc
@@ -372,13 +423,13 @@ func (m *Manager) resultMessage(r conversation.ToolResult) conversation.Message 
 
 // runCall puts one call through the gate (asking when it says so), runs
 // it, and applies the guard.
-func (m *Manager) runCall(ctx context.Context, e *entry, call provider.ToolCall) conversation.ToolResult {
+func (m *Manager) runCall(ctx context.Context, e *entry, tools tool.Set, call provider.ToolCall) conversation.ToolResult {
 	res := conversation.ToolResult{CallID: call.ID, Name: call.Name}
 	fail := func(text string) conversation.ToolResult {
 		res.Output, res.IsError = text, true
 		return res
 	}
-	t, err := m.cfg.Tools.Get(call.Name)
+	t, err := tools.Get(call.Name)
 	if err != nil {
 		return fail(err.Error())
 	}
@@ -417,7 +468,9 @@ func (m *Manager) runCall(ctx context.Context, e *entry, call provider.ToolCall)
 			env.Log = w
 		}
 	}
+	m.progress(e, present(title), "")
 	out, err := t.Run(ctx, env, call.Arguments)
+	m.progress(e, "", past(title))
 	if err != nil {
 		res.Output, res.IsError = err.Error(), true
 		if ctx.Err() != nil {
@@ -463,6 +516,8 @@ func (m *Manager) taint(e *entry, why string) {
 }
 
 // ask puts a question in the chat and waits for Answer, the timeout or ctx.
+// In a task's chat the task asks instead (it becomes needs-you, and the
+// approval inbox, the notification and the chat can all answer it).
 func (m *Manager) ask(ctx context.Context, e *entry, callID, toolName, detail string) conversation.Answer {
 	now := m.cfg.Now().UTC()
 	q := conversation.Ask{ID: uuid.NewString(), CallID: callID, Tool: toolName, Detail: detail, AskedAt: now, ExpiresAt: now.Add(m.cfg.AskTimeout)}
@@ -470,17 +525,36 @@ func (m *Manager) ask(ctx context.Context, e *entry, callID, toolName, detail st
 	msg := m.message(conversation.AskKind)
 	msg.Ask = &q
 	e.mu.Lock()
+	var forward func(ctx context.Context, tool, detail string) conversation.Answer
+	if e.hooks != nil && e.hooks.Ask != nil {
+		forward = e.hooks.Ask
+	}
 	_, err := m.updateLocked(e, func(c *conversation.Conversation) error {
 		qc := q
 		c.Ask = &qc
 		return nil
 	}, msg)
 	if err == nil {
-		e.ask = &pending{id: q.ID, answer: answer}
+		if forward != nil {
+			e.fwd = q.ID
+		} else {
+			e.ask = &pending{id: q.ID, answer: answer}
+		}
 	}
 	e.mu.Unlock()
 	if err != nil {
 		return conversation.Stopped
+	}
+	if forward != nil {
+		ans := forward(ctx, toolName, detail)
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.fwd = ""
+		_, _ = m.updateLocked(e, func(c *conversation.Conversation) error {
+			c.Ask = nil
+			return nil
+		}, m.answerMessage(q, ans))
+		return ans
 	}
 	timer := time.NewTimer(m.cfg.AskTimeout)
 	defer timer.Stop()
@@ -526,6 +600,17 @@ func (m *Manager) history(e *entry) ([]provider.Message, error) {
 	var out []provider.Message
 	open := map[string]bool{} // calls of the last assistant message still without a result
 	var openOrder []string
+	var news []string // finished tasks' results not yet told
+	flushNews := func() {
+		for _, n := range news {
+			if l := len(out); l > 0 && out[l-1].Role == provider.User {
+				out[l-1].Text += "\n\n" + n
+				continue
+			}
+			out = append(out, provider.Message{Role: provider.User, Text: n})
+		}
+		news = nil
+	}
 	closeOpen := func() {
 		for _, cid := range openOrder {
 			if open[cid] {
@@ -533,6 +618,7 @@ func (m *Manager) history(e *entry) ([]provider.Message, error) {
 			}
 		}
 		open, openOrder = map[string]bool{}, nil
+		flushNews()
 	}
 	last := func() *provider.Message {
 		if len(out) == 0 {
@@ -572,8 +658,32 @@ func (m *Manager) history(e *entry) ([]provider.Message, error) {
 			}
 			open[r.CallID] = false
 			out = append(out, provider.Message{Role: provider.ToolRole, ToolCallID: r.CallID, Text: r.Output, IsError: r.IsError})
+			if !slices.Contains(slices.Collect(maps.Values(open)), true) {
+				flushNews()
+			}
+		case conversation.TaskEvent:
+			// A background task's result is news for the model; it waits
+			// until the calls it arrived among have their results.
+			if ev := msg.TaskEvent; ev != nil && ev.Final {
+				news = append(news, newsText(*ev))
+				if !slices.Contains(slices.Collect(maps.Values(open)), true) {
+					flushNews()
+				}
+			}
 		}
 	}
 	closeOpen()
+	flushNews()
 	return out, nil
+}
+
+// newsText is how the model hears of a finished background task.
+func newsText(ev conversation.TaskUpdate) string {
+	switch {
+	case ev.Status == task.Done:
+		return fmt.Sprintf("[The background task %q finished. Its result:]\n\n%s", ev.Title, ev.Summary)
+	case ev.Error != "":
+		return fmt.Sprintf("[The background task %q ended %s: %s]", ev.Title, ev.Status, ev.Error)
+	}
+	return fmt.Sprintf("[The background task %q ended %s.]", ev.Title, ev.Status)
 }

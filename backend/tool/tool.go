@@ -155,3 +155,16 @@ func schema(required []string, props string) json.RawMessage {
 	req, _ := json.Marshal(required)
 	return json.RawMessage(`{"type":"object","properties":{` + props + `},"required":` + string(req) + `,"additionalProperties":false}`)
 }
+
+// Decode reads a call's arguments into v as the host tools do: unknown
+// fields are refused and every required field must be given. Tools made
+// elsewhere (delegate, report_result) use it to check at the same edge.
+func Decode(name string, args json.RawMessage, v any, required ...string) error {
+	return decode(name, args, v, required...)
+}
+
+// ObjectSchema builds the JSON Schema of an arguments object from its
+// properties (a JSON object's inside, without braces) and required names.
+func ObjectSchema(required []string, props string) json.RawMessage {
+	return schema(required, props)
+}

@@ -1,0 +1,279 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+
+	"conch/backend/chat/conversation"
+	"conch/backend/task"
+	"conch/backend/tool"
+)
+
+// ReportTool is the tool only a task's chat has: the task says what came
+// of its work, and its turn ends.
+const ReportTool = "report_result"
+
+// TaskHooks connect a task's chat to its task while RunTask runs.
+type TaskHooks struct {
+	// Progress says what the task is doing now and what it did (past
+	// tense); either may be empty.
+	Progress func(current, step string)
+	// Ask puts a question of the task's chat to the person through the
+	// task (it becomes needs-you) and waits for the answer.
+	Ask func(ctx context.Context, tool, detail string) conversation.Answer
+	// Answer answers the task's pending question from the chat's own
+	// Allow / Deny.
+	Answer func(allow bool) error
+}
+
+// TaskResult is what a task's turn came to.
+type TaskResult struct {
+	Summary string
+	// Source is task.SourceReport (report_result) or task.SourceTurn (the
+	// turn's last reply).
+	Source task.ResultSource
+}
+
+// RunTask runs one turn of a task's chat in ctx, the task's own context,
+// after adding text as the person's message (text "" carries on from where
+// the chat stands). It returns the report_result summary, else the turn's
+// last reply. An error says why the turn did not finish; it wraps the
+// provider's error, so errors.Is(err, provider.ErrLimit) tells a limit.
+func (m *Manager) RunTask(ctx context.Context, id, text string, hooks TaskHooks) (TaskResult, error) {
+	e, err := m.entry(id)
+	if err != nil {
+		return TaskResult{}, err
+	}
+	if len(text) > maxText {
+		return TaskResult{}, fmt.Errorf("%w: text is longer than %d bytes", ErrInvalid, maxText)
+	}
+	m.mu.Lock()
+	if !m.started || m.closed {
+		m.mu.Unlock()
+		return TaskResult{}, errors.New("chats are not running (Conch is starting or closing)")
+	}
+	e.mu.Lock()
+	if e.cancel != nil {
+		e.mu.Unlock()
+		m.mu.Unlock()
+		return TaskResult{}, fmt.Errorf("conversation %s is still replying: %w", id, ErrConflict)
+	}
+	var msgs []conversation.Message
+	if strings.TrimSpace(text) != "" {
+		msg := m.message(conversation.User)
+		msg.Text = text
+		msgs = append(msgs, msg)
+	}
+	if _, err := m.updateLocked(e, func(c *conversation.Conversation) error {
+		if c.Title == "" {
+			c.Title = task.TitleFrom(text)
+		}
+		c.Running = true
+		return nil
+	}, msgs...); err != nil {
+		e.mu.Unlock()
+		m.mu.Unlock()
+		return TaskResult{}, err
+	}
+	tctx, cancel := context.WithCancelCause(ctx)
+	// Conch closing ends the task's turn as it ends every other.
+	stopWithManager := context.AfterFunc(m.ctx, func() { cancel(context.Cause(m.ctx)) })
+	e.cancel, e.done = cancel, make(chan struct{})
+	h := hooks
+	e.hooks = &h
+	m.wg.Add(1)
+	e.mu.Unlock()
+	m.mu.Unlock()
+
+	defer m.wg.Done()
+	end := m.runTurn(tctx, e)
+	stopWithManager()
+	m.settle(e, end.notice)
+	switch {
+	case end.report != nil:
+		return TaskResult{Summary: *end.report, Source: task.SourceReport}, nil
+	case end.err != nil:
+		return TaskResult{Summary: end.reply}, end.err
+	}
+	return TaskResult{Summary: end.reply, Source: task.SourceTurn}, nil
+}
+
+// reporting collects the summary a task's turn reports.
+type reporting struct {
+	summary *string
+}
+
+// toolsFor is the tool set of one turn of c: the host tools, plus
+// report_result in a task's chat, or the extra tools (start a background
+// task, delegate) in the person's chats.
+func (m *Manager) toolsFor(c conversation.Conversation) (tool.Set, *reporting) {
+	set := maps.Clone(m.cfg.Tools)
+	rep := &reporting{}
+	if c.Origin.Kind == conversation.FromTask {
+		set[ReportTool] = reportTool(rep)
+		return set, rep
+	}
+	if m.cfg.Extra != nil {
+		for _, t := range m.cfg.Extra(c) {
+			set[t.Name] = t
+		}
+	}
+	return set, rep
+}
+
+// maxSummary bounds what a task reports.
+const maxSummary = 64 << 10
+
+func reportTool(rep *reporting) tool.Tool {
+	return tool.Tool{
+		Name: ReportTool,
+		Description: "End your task by reporting what came of it: a short summary of what you did and found, " +
+			"for the chat that sent you. Call it once, when the work is done; your turn ends with it.",
+		Schema: tool.ObjectSchema([]string{"summary"}, `"summary":{"type":"string","description":"What you did and what came of it, in a few sentences or a short list."}`),
+		Effect: tool.None,
+		Title:  func(json.RawMessage) string { return "Reported the result" },
+		Run: func(_ context.Context, _ tool.Env, args json.RawMessage) (string, error) {
+			var a struct {
+				Summary string `json:"summary"`
+			}
+			if err := tool.Decode(ReportTool, args, &a, "summary"); err != nil {
+				return "", err
+			}
+			if len(a.Summary) > maxSummary {
+				return "", fmt.Errorf("%s: the summary is longer than %d bytes; shorten it", ReportTool, maxSummary)
+			}
+			s := strings.TrimSpace(a.Summary)
+			rep.summary = &s
+			return "Reported. Your task is done; stop here.", nil
+		},
+	}
+}
+
+// progress tells a running task what its chat is doing.
+func (m *Manager) progress(e *entry, current, step string) {
+	e.mu.Lock()
+	h := e.hooks
+	e.mu.Unlock()
+	if h != nil && h.Progress != nil {
+		h.Progress(current, step)
+	}
+}
+
+// verbs turn a call's title ("Run go test") into what a task is doing now
+// and, once done, what it did.
+var verbs = []struct{ do, doing, did string }{
+	{"Run ", "Running ", "Ran "},
+	{"Read ", "Reading ", "Read "},
+	{"List ", "Listing ", "Listed "},
+	{"Write ", "Writing ", "Wrote "},
+	{"Edit ", "Editing ", "Edited "},
+	{"Fetch ", "Fetching ", "Fetched "},
+	{"Searched for ", "Searching for ", "Searched for "},
+}
+
+func present(title string) string {
+	for _, v := range verbs {
+		if rest, ok := strings.CutPrefix(title, v.do); ok {
+			return v.doing + rest
+		}
+	}
+	return title
+}
+
+func past(title string) string {
+	for _, v := range verbs {
+		if rest, ok := strings.CutPrefix(title, v.do); ok {
+			return v.did + rest
+		}
+	}
+	return title
+}
+
+// overLimit says why c may spend no more ("" if it may). A task's chat
+// spends as part of the chat it came from, so that chat's limit holds.
+func (m *Manager) overLimit(c conversation.Conversation) string {
+	if c.Origin.ParentID != "" {
+		if pe, err := m.entry(c.Origin.ParentID); err == nil {
+			p := m.snapshot(pe)
+			if p.Limit > 0 && p.Spent >= p.Limit {
+				return fmt.Sprintf("Stopped: the chat this came from has spent $%.4f of its $%.2f limit. Raise its limit to carry on.", p.Spent, p.Limit)
+			}
+			return ""
+		}
+	}
+	if c.Limit > 0 && c.Spent >= c.Limit {
+		return fmt.Sprintf("Stopped: this chat has spent $%.4f of its $%.2f limit. Raise the limit to carry on.", c.Spent, c.Limit)
+	}
+	return ""
+}
+
+// spendParent adds what a task's chat spent to the chat it came from.
+func (m *Manager) spendParent(c conversation.Conversation, cost float64) {
+	if cost <= 0 || c.Origin.ParentID == "" {
+		return
+	}
+	if pe, err := m.entry(c.Origin.ParentID); err == nil {
+		_, _ = m.update(pe, func(p *conversation.Conversation) error {
+			p.Spent += cost
+			return nil
+		})
+	}
+}
+
+// Snapshot returns the conversation as it stands now.
+func (m *Manager) Snapshot(id string) (conversation.Conversation, error) {
+	e, err := m.entry(id)
+	if err != nil {
+		return conversation.Conversation{}, err
+	}
+	return m.snapshot(e), nil
+}
+
+// PostTaskEvent appends a task's status change to the chat it came from.
+func (m *Manager) PostTaskEvent(id string, ev conversation.TaskUpdate) error {
+	e, err := m.entry(id)
+	if err != nil {
+		return err
+	}
+	msg := m.message(conversation.TaskEvent)
+	msg.TaskEvent = &ev
+	_, err = m.update(e, nil, msg)
+	return err
+}
+
+// Taint marks a chat tainted, saying why (once: a tainted chat stays as it
+// is).
+func (m *Manager) Taint(id, why string) error {
+	e, err := m.entry(id)
+	if err != nil {
+		return err
+	}
+	m.taint(e, why)
+	return nil
+}
+
+// Wake gives a chat's assistant one turn to read what came back (a
+// finished task's result is already in the chat). If a turn runs, the wake
+// turn follows it.
+func (m *Manager) Wake(id string) error {
+	e, err := m.entry(id)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.started || m.closed {
+		return errors.New("chats are not running (Conch is starting or closing)")
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cancel != nil {
+		e.wake = true
+		return nil
+	}
+	return m.startTurnLocked(e)
+}
