@@ -17,6 +17,7 @@ import (
 	"conch/backend/doctor"
 	"conch/backend/event"
 	"conch/backend/gateway"
+	"conch/backend/handoff"
 	"conch/backend/notify"
 	"conch/backend/output"
 	"conch/backend/pref"
@@ -25,19 +26,22 @@ import (
 	"conch/backend/store"
 	"conch/backend/task"
 	"conch/backend/taskrun"
+	"conch/backend/tool"
 )
 
 // App wires Conch's services and is the facade the Wails window binds: its
 // exported methods are the bindings, each a one-liner into a service.
 type App struct {
-	home   string
-	store  *store.Bolt
-	bus    *event.Bus
-	logs   *output.Logs
-	tasks  *taskrun.Runner
-	chats  *chat.Manager
-	shell  *shell.Shell
-	alerts *notify.Service
+	home  string
+	store *store.Bolt
+	bus   *event.Bus
+	logs  *output.Logs
+	tasks *taskrun.Runner
+	chats *chat.Manager
+	// handoff starts tasks from chats and follows them back.
+	handoff *handoff.Service
+	shell   *shell.Shell
+	alerts  *notify.Service
 
 	// providers are the chats' providers (configured, from env vars,
 	// Ollama, CLIs on PATH); providersProblem is why some configured one
@@ -84,28 +88,41 @@ func openApp(ctx context.Context, home string, on surface) (*App, error) {
 		a.tray = doctor.Feature{Detail: "conch serve has no tray; the desktop app shows one"}
 		a.shortcut = doctor.Feature{Detail: "conch serve has no global shortcut; the desktop app has Ctrl+Shift+Enter"}
 	}
-	a.tasks = taskrun.New(taskrun.Config{
-		Store:     st,
-		Bus:       a.bus,
-		Logs:      a.logs,
-		Home:      userHome,
-		Executors: map[string]taskrun.Executor{"shell": a.shell},
-	})
 	// A stored provider that cannot be read is left out and told by the
 	// doctor; the rest still work.
 	a.providers, err = registry.New(ctx, registry.Config{Store: st})
 	if err != nil {
 		a.providersProblem = err.Error()
 	}
+	// Prices and the monthly budget come from the preferences as they are
+	// at each call.
+	spending := budget.New(st, a.preferences)
+	// The chat engine offers the hand-off tools, which start tasks in chats
+	// of their own: the closures break the cycle.
+	var h *handoff.Service
 	a.chats = chat.New(chat.Config{
 		Store:     st,
 		Bus:       a.bus,
 		Providers: a.providers,
 		Logs:      output.New(filepath.Join(home, "chats")),
 		Home:      userHome,
-		// Prices and the monthly budget come from the preferences as they
-		// are at each call.
-		Spending: budget.New(st, a.preferences),
+		Spending:  spending,
+		Extra:     func(c conversation.Conversation) []tool.Tool { return h.Tools(c) },
+		Prompt:    func(ctx context.Context, c conversation.Conversation) string { return h.Prompt(ctx, c) },
+	})
+	h = handoff.New(handoff.Config{
+		Chats: a.chats, Providers: a.providers, Spending: spending,
+		Preferences: a.preferences, Worktrees: filepath.Join(home, "worktrees"),
+	})
+	a.handoff = h
+	a.tasks = taskrun.New(taskrun.Config{
+		Store:         st,
+		Bus:           a.bus,
+		Logs:          a.logs,
+		Home:          userHome,
+		Executors:     map[string]taskrun.Executor{"shell": a.shell},
+		Conversations: h,
+		Observe:       h.Observe,
 	})
 	// The notifier calls back into the service (clicks, buttons), which
 	// sends through the notifier: the closure breaks the cycle.
@@ -134,14 +151,18 @@ func openApp(ctx context.Context, home string, on surface) (*App, error) {
 		_ = st.Close()
 		return nil, err
 	}
+	a.handoff.Start(a.tasks)
 	return a, nil
 }
 
 // close stops every run (they become interrupted) and closes the store;
 // safe twice.
 func (a *App) close() error {
-	a.chats.Stop()
+	// Tasks first: their chats' turns end with them, and they are marked
+	// interrupted rather than failed.
 	a.tasks.Stop()
+	a.chats.Stop()
+	a.handoff.Stop()
 	a.alerts.Stop()
 	_ = a.notifier.Close()
 	a.bus.Close()
@@ -266,8 +287,13 @@ func (a *App) ListTasks() TaskList {
 	return TaskList{Tasks: tasks, Concurrent: c}
 }
 
-// CreateTask starts a background task.
+// CreateTask starts a background task: from a chat (conversationId) as a
+// chat of its own, else as a shell command.
 func (a *App) CreateTask(req taskrun.CreateRequest) (task.Task, error) {
+	if req.ConversationID != "" {
+		t, err := a.handoff.Background(context.Background(), req)
+		return t, bindErr(err)
+	}
 	t, err := a.tasks.Create(req)
 	return t, bindErr(err)
 }

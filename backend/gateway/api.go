@@ -50,7 +50,13 @@ func (g *Gateway) tasks(w http.ResponseWriter, r *http.Request) {
 		if !decode(w, r, &req) {
 			return
 		}
-		t, err := g.cfg.Tasks.Create(req)
+		var t task.Task
+		var err error
+		if req.ConversationID != "" && g.cfg.Handoff != nil {
+			t, err = g.cfg.Handoff.Background(r.Context(), req)
+		} else {
+			t, err = g.cfg.Tasks.Create(req)
+		}
 		if err != nil {
 			writeErr(w, err)
 			return

@@ -3,6 +3,7 @@
 package gateway
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -22,6 +23,7 @@ import (
 	"conch/backend/event"
 	"conch/backend/output"
 	"conch/backend/pref"
+	"conch/backend/task"
 	"conch/backend/taskrun"
 )
 
@@ -33,15 +35,18 @@ const TokenFile = "gateway-token"
 
 // Config wires a gateway.
 type Config struct {
-	Tasks  *taskrun.Runner
-	Chats  *chat.Manager // nil: the conversation routes answer 404
-	Prefs  Preferences
-	Doctor func() doctor.Report
-	Logs   *output.Logs
-	Bus    *event.Bus
-	Assets fs.FS // the built frontend; nil serves a short notice
-	Token  string
-	Log    *slog.Logger
+	Tasks *taskrun.Runner
+	Chats *chat.Manager // nil: the conversation routes answer 404
+	// Handoff starts a chat's background task (POST /api/tasks with a
+	// conversationId); nil: such tasks run on the shell as before.
+	Handoff Handoff
+	Prefs   Preferences
+	Doctor  func() doctor.Report
+	Logs    *output.Logs
+	Bus     *event.Bus
+	Assets  fs.FS // the built frontend; nil serves a short notice
+	Token   string
+	Log     *slog.Logger
 
 	// Providers is the provider registry; nil: the provider routes answer
 	// 404.
@@ -49,6 +54,12 @@ type Config struct {
 }
 
 // Preferences reads and saves the person's preferences (and applies them).
+// Handoff starts background tasks from chats.
+type Handoff interface {
+	Background(ctx context.Context, req taskrun.CreateRequest) (task.Task, error)
+}
+
+// Preferences reads and changes the person's preferences.
 type Preferences interface {
 	Preferences() (pref.Preferences, error)
 	SetPreferences(p pref.Preferences) (pref.Preferences, error)

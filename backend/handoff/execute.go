@@ -1,0 +1,134 @@
+package handoff
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"conch/backend/chat"
+	"conch/backend/chat/conversation"
+	"conch/backend/provider"
+	"conch/backend/task"
+	"conch/backend/taskrun"
+	"conch/backend/worktree"
+)
+
+// Ready is always true: each task's own provider is asked when it starts.
+func (s *Service) Ready() (bool, string) { return true, "" }
+
+// settleTimeout bounds looking at a helper's worktree after it ends (the
+// task's own context may be over by then).
+const settleTimeout = 30 * time.Second
+
+// Execute runs a task's chat: its worktree's setup first, then one turn on
+// the task's text until it reports or the turn ends. A provider that hits
+// its usage limit hands the turn once to the preferences' limitFallback.
+func (s *Service) Execute(ctx context.Context, run *taskrun.Run) (out taskrun.Outcome, err error) {
+	t := run.Task
+	if t.Worktree != nil && t.Worktree.Path != "" {
+		tree := worktree.FromRecord(*t.Worktree)
+		tree.Dir = t.Cwd
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+			defer cancel()
+			rec, serr := tree.Settle(sctx)
+			if serr != nil { // reported, never crashed on: the record says what is kept
+				run.Progress("", "Worktree: "+serr.Error())
+			}
+			run.Amend(func(t *task.Task) { t.Worktree = &rec })
+		}()
+		run.Progress("Setting up its worktree", "")
+		if err := tree.Setup(ctx, run.Output); err != nil {
+			return taskrun.Outcome{}, fmt.Errorf("The worktree's setup failed: %w", err)
+		}
+	}
+	hooks := chat.TaskHooks{
+		Progress: run.Progress,
+		Ask: func(ctx context.Context, tool, detail string) conversation.Answer {
+			allowed, err := run.Ask(ctx, tool, detail)
+			switch {
+			case err == nil && allowed:
+				return conversation.Allowed
+			case errors.Is(err, taskrun.ErrDeclined), err == nil:
+				return conversation.Declined
+			case errors.Is(err, taskrun.ErrNoAnswer):
+				return conversation.TimedOut
+			}
+			return conversation.Stopped
+		},
+		Answer: func(allow bool) error {
+			cur, err := s.tasks.Get(t.ID)
+			if err != nil {
+				return err
+			}
+			if cur.Ask == nil {
+				return errors.New("the task is not waiting for an answer")
+			}
+			_, err = s.tasks.Answer(t.ID, cur.Ask.ID, allow)
+			return err
+		},
+	}
+	res, err := s.cfg.Chats.RunTask(ctx, t.ConversationID, t.Text, hooks)
+	if err != nil && errors.Is(err, provider.ErrLimit) && ctx.Err() == nil {
+		if fb, ok := s.fallback(ctx, t); ok {
+			from := s.infoOf(ctx, t.Provider)
+			model := fb.info.Models.Default
+			if _, perr := s.cfg.Chats.Patch(t.ConversationID, chat.PatchRequest{Provider: &fb.id, Model: &model}); perr == nil {
+				parent, _ := s.cfg.Chats.Snapshot(t.ParentConversationID)
+				note := fmt.Sprintf("%s reached its limit, so %s carried on.", engine{id: t.Provider, info: from}.name(), fb.name())
+				run.Amend(func(t *task.Task) {
+					t.Provider, t.Model, t.Note = fb.id, model, note
+					t.By = ""
+					if fb.id != parent.Provider {
+						t.By = fb.name()
+					}
+				})
+				run.Progress("", note)
+				res, err = s.cfg.Chats.RunTask(ctx, t.ConversationID, "", hooks)
+			}
+		}
+	}
+	if err != nil {
+		return taskrun.Outcome{Summary: res.Summary}, err
+	}
+	summary := res.Summary
+	if summary == "" {
+		summary = "It finished without saying anything."
+	}
+	return taskrun.Outcome{
+		Summary: summary,
+		Result:  &task.Result{Text: summary, Source: res.Source, At: time.Now().UTC()},
+	}, nil
+}
+
+// fallback is the provider a task at its limit carries on with: the
+// preferences' limitFallback, when it is another provider, ready and able
+// to ask.
+func (s *Service) fallback(ctx context.Context, t task.Task) (engine, bool) {
+	id := s.cfg.Preferences().LimitFallback
+	if id == "" || id == t.Provider {
+		return engine{}, false
+	}
+	info := s.infoOf(ctx, id)
+	if !info.Ready || !info.CanAsk {
+		return engine{}, false
+	}
+	return engine{id: id, info: info}, true
+}
+
+// addWorktree gives t its own worktree of the repository holding dir; a
+// folder outside git is shared, and the card says so.
+func (s *Service) addWorktree(ctx context.Context, t *task.Task, dir string) error {
+	tree, err := worktree.Add(ctx, dir, s.cfg.Worktrees, t.ID)
+	if errors.Is(err, worktree.ErrNotRepo) {
+		t.Note = "Not in a git repository, so it shares the folder."
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("Could not make its worktree: %w", err)
+	}
+	t.Cwd = tree.Dir
+	t.Worktree = &task.Worktree{Path: tree.Path, Branch: tree.Branch, Base: tree.Base}
+	return nil
+}

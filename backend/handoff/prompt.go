@@ -1,0 +1,54 @@
+package handoff
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"conch/backend/chat/conversation"
+	"conch/backend/provider"
+)
+
+// Prompt adds to the system prompt of c's turns (the chat engine's
+// Prompt): a task's chat is told how to end its work; the person's chats
+// learn which other providers could take a part.
+func (s *Service) Prompt(ctx context.Context, c conversation.Conversation) string {
+	if c.Origin.Kind == conversation.FromTask {
+		return "\n\nYou are doing a task handed off from another chat; nobody is watching as you work. " +
+			"Do the work with your tools, then call report_result once with a short summary of what you did and found. " +
+			"That summary is all the other chat will see."
+	}
+	var lines []string
+	for _, e := range s.engines(ctx) {
+		if e.id == c.Provider {
+			continue
+		}
+		state := ""
+		switch {
+		case !e.info.Ready:
+			state = ", not ready now"
+		case !e.info.CanAsk:
+			state = ", cannot take parts (it cannot ask before acting)"
+		}
+		lines = append(lines, fmt.Sprintf("- %s (%s): %s%s", e.id, e.name(), category(e.info.Category), state))
+	}
+	b := "\n\nYou can hand work off: start_background_task when the person asks for something to be done in the background; " +
+		"delegate to split a job into parts that helpers do side by side. Helpers run in this chat's mode and folder."
+	if len(lines) == 0 {
+		return b + " No other provider is connected, so parts run on this chat's provider."
+	}
+	return b + " Hand a part to another provider when the person asks or it plainly suits the part; otherwise keep your own. " +
+		"The other connected providers:\n" + strings.Join(lines, "\n")
+}
+
+func category(c provider.Category) string {
+	switch c {
+	case provider.CodingAgent:
+		return "a coding agent"
+	case provider.LocalModel:
+		return "a model on this computer"
+	case provider.ChatOnly:
+		return "a hosted model (it works through Conch's tools)"
+	}
+	return "a provider"
+}

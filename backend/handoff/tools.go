@@ -1,0 +1,340 @@
+package handoff
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"conch/backend/chat"
+	"conch/backend/chat/conversation"
+	"conch/backend/provider"
+	"conch/backend/task"
+	"conch/backend/tool"
+)
+
+// The tools a person's chat has for handing work off.
+const (
+	BackgroundTool = "start_background_task"
+	DelegateTool   = "delegate"
+)
+
+// MaxParts is the most parts one delegate call takes.
+const MaxParts = 6
+
+// stopWait bounds how long a stopped delegate waits for its helpers to end.
+const stopWait = 15 * time.Second
+
+// Tools are the hand-off tools of a turn of c (the chat engine's Extra):
+// only the person's chats have them, so helpers never nest.
+func (s *Service) Tools(c conversation.Conversation) []tool.Tool {
+	if c.Origin.Kind == conversation.FromTask {
+		return nil
+	}
+	return []tool.Tool{s.backgroundTool(c.ID), s.delegateTool(c.ID)}
+}
+
+func (s *Service) backgroundTool(chatID string) tool.Tool {
+	return tool.Tool{
+		Name: BackgroundTool,
+		Description: "Start a background task: the work runs on its own, as its own chat, while this chat goes on; " +
+			"its result comes back here when it finishes and you are told. Use it when the person asks for something " +
+			"to be done in the background. It runs in this chat's mode and folder.",
+		Schema: tool.ObjectSchema([]string{"text"}, `"text":{"type":"string","description":"What the task should do, written as instructions to another assistant."},`+
+			`"title":{"type":"string","description":"A short title for its card."},`+
+			`"provider":{"type":"string","description":"Another connected provider's id or name, to hand the task to it."},`+
+			`"model":{"type":"string","description":"fast, same, or one of that provider's model ids."}`),
+		Effect: tool.None,
+		Title: func(args json.RawMessage) string {
+			var a struct {
+				Title, Text string
+			}
+			_ = json.Unmarshal(args, &a)
+			return "Started a background task: " + cut(firstNonEmpty(a.Title, task.TitleFrom(a.Text)), 80)
+		},
+		Run: func(ctx context.Context, _ tool.Env, args json.RawMessage) (string, error) {
+			var a struct {
+				Text     string `json:"text"`
+				Title    string `json:"title"`
+				Provider string `json:"provider"`
+				Model    string `json:"model"`
+			}
+			if err := tool.Decode(BackgroundTool, args, &a, "text"); err != nil {
+				return "", err
+			}
+			parent, err := s.cfg.Chats.Snapshot(chatID)
+			if err != nil {
+				return "", err
+			}
+			if len(a.Text) > 64<<10 || len(a.Title) > 200 {
+				return "", fmt.Errorf("%s: text must be under 64 KiB and title under 200 bytes", BackgroundTool)
+			}
+			if why, err := s.overBudget(); err != nil || why != "" {
+				return "", refusal(why, err)
+			}
+			sp, err := s.specFor(ctx, parent, a.Provider, a.Model, false)
+			if err != nil {
+				return "", fmt.Errorf("%s: %v", BackgroundTool, err)
+			}
+			sp.kind, sp.title, sp.text, sp.mode, sp.wake = task.Background, a.Title, a.Text, parent.Mode, task.WakePending
+			t, err := s.start(ctx, parent, sp)
+			if err != nil {
+				return "", err
+			}
+			if t.Status == task.Failed {
+				return "", fmt.Errorf("the task %q could not start: %s", t.Title, t.Error)
+			}
+			return fmt.Sprintf("Started the background task %q. It runs on its own; its result will come back into this chat when it finishes, and you will get a turn to tell the person.", t.Title), nil
+		},
+	}
+}
+
+// part is one delegate part as the model writes it.
+type part struct {
+	Title        string `json:"title"`
+	Instructions string `json:"instructions"`
+	Model        string `json:"model,omitempty"`
+	Worktree     bool   `json:"worktree,omitempty"`
+	Provider     string `json:"provider,omitempty"`
+}
+
+func (s *Service) delegateTool(chatID string) tool.Tool {
+	return tool.Tool{
+		Name: DelegateTool,
+		Description: fmt.Sprintf("Split a job into 1 to %d parts that helpers do side by side, then get their results back, "+
+			"merged as one block per part. Each helper is its own chat in this chat's mode and folder; a code part may ask for "+
+			"its own git worktree (its branch is kept when it changed something, for the person to merge). "+
+			"Parts use the provider's fast model unless model says same or names one. A part may go to another connected "+
+			"provider when the person asks or it plainly suits the part. The call waits until every helper has finished.", MaxParts),
+		Schema: tool.ObjectSchema([]string{"parts"}, `"parts":{"type":"array","minItems":1,"maxItems":6,"items":{"type":"object","properties":{`+
+			`"title":{"type":"string","description":"A short title for the part's card and its result block."},`+
+			`"instructions":{"type":"string","description":"Everything the helper needs to know: it sees nothing of this chat."},`+
+			`"model":{"type":"string","description":"fast (default), same, or one of the provider's model ids."},`+
+			`"worktree":{"type":"boolean","description":"Give the helper its own git worktree and branch."},`+
+			`"provider":{"type":"string","description":"Another connected provider's id or name."}},`+
+			`"required":["title","instructions"],"additionalProperties":false}}`),
+		Effect: tool.None,
+		Title: func(args json.RawMessage) string {
+			var a struct {
+				Parts []json.RawMessage `json:"parts"`
+			}
+			_ = json.Unmarshal(args, &a)
+			if len(a.Parts) == 1 {
+				return "Handed 1 part to a helper"
+			}
+			return fmt.Sprintf("Split the work into %d helpers", len(a.Parts))
+		},
+		Run: func(ctx context.Context, _ tool.Env, args json.RawMessage) (string, error) {
+			return s.delegate(ctx, chatID, args)
+		},
+	}
+}
+
+// delegate checks every part, starts them all as one group, waits for
+// every helper and merges their results. Nothing starts unless every part
+// can.
+func (s *Service) delegate(ctx context.Context, chatID string, args json.RawMessage) (string, error) {
+	var a struct {
+		Parts []part `json:"parts"`
+	}
+	if err := tool.Decode(DelegateTool, args, &a, "parts"); err != nil {
+		return "", err
+	}
+	if n := len(a.Parts); n < 1 || n > MaxParts {
+		return "", fmt.Errorf("%s takes 1 to %d parts, got %d; nothing was started", DelegateTool, MaxParts, n)
+	}
+	for i, p := range a.Parts {
+		if strings.TrimSpace(p.Title) == "" || strings.TrimSpace(p.Instructions) == "" {
+			return "", fmt.Errorf("%s: part %d needs a title and instructions; nothing was started", DelegateTool, i+1)
+		}
+		if len(p.Title) > 200 || len(p.Instructions) > 64<<10 {
+			return "", fmt.Errorf("%s: part %d: title must be under 200 bytes and instructions under 64 KiB", DelegateTool, i+1)
+		}
+	}
+	parent, err := s.cfg.Chats.Snapshot(chatID)
+	if err != nil {
+		return "", err
+	}
+	if why, err := s.overBudget(); err != nil || why != "" {
+		return "", refusal(why, err)
+	}
+	engines := s.engines(ctx)
+	specs := make([]spec, len(a.Parts))
+	for i, p := range a.Parts {
+		e, err := pick(engines, p.Provider, parent.Provider, false)
+		if err != nil {
+			return "", fmt.Errorf("%s: part %d (%s): %v. Nothing was started", DelegateTool, i+1, p.Title, err)
+		}
+		choice := p.Model
+		m, err := modelFor(e, choice, parent.Provider, parent.Model)
+		if err != nil {
+			return "", fmt.Errorf("%s: part %d (%s): %v. Nothing was started", DelegateTool, i+1, p.Title, err)
+		}
+		specs[i] = spec{
+			kind: task.Helper, title: p.Title, text: p.Instructions, engine: e, model: m,
+			mode: parent.Mode, wake: task.WakeNone, part: i + 1, parts: len(a.Parts),
+			worktree: p.Worktree, parentEngine: parent.Provider,
+		}
+	}
+	if why := s.fanOutTooDear(parent, specs); why != "" {
+		return "", errors.New(why)
+	}
+	group := uuid.NewString()
+	started := make([]task.Task, 0, len(specs))
+	waits := make([]<-chan task.Task, 0, len(specs))
+	for _, sp := range specs {
+		sp.group = group
+		t, err := s.startWaiting(ctx, parent, sp)
+		if err != nil {
+			s.stopAll(started)
+			return "", fmt.Errorf("%s: could not start %q: %v; the parts already started were stopped", DelegateTool, sp.title, err)
+		}
+		started = append(started, t.Task)
+		waits = append(waits, t.done)
+	}
+	ends := make([]task.Task, len(started))
+	for i, w := range waits {
+		select {
+		case t := <-w:
+			ends[i] = t
+		case <-ctx.Done():
+			s.stopAll(started)
+			return "", context.Cause(ctx)
+		}
+	}
+	return merge(ends), nil
+}
+
+// waiting is a started task and where its finish arrives.
+type waiting struct {
+	task.Task
+	done <-chan task.Task
+}
+
+// startWaiting starts a task with a waiter registered first, so its finish
+// cannot be missed.
+func (s *Service) startWaiting(ctx context.Context, parent conversation.Conversation, sp spec) (waiting, error) {
+	// The id is only known inside start; wait on every task of the parent
+	// until then would race, so start registers by a pre-made id.
+	id := uuid.NewString()
+	done := s.waitFor(id)
+	t, err := s.startWithID(ctx, id, parent, sp)
+	if err != nil {
+		s.forget(id)
+		return waiting{}, err
+	}
+	if t.Status.Finished() { // failed at once (not ready, no worktree)
+		s.forget(id)
+		ch := make(chan task.Task, 1)
+		ch <- t
+		return waiting{Task: t, done: ch}, nil
+	}
+	return waiting{Task: t, done: done}, nil
+}
+
+// stopAll stops the given helpers and waits (bounded) for them to end.
+func (s *Service) stopAll(ts []task.Task) {
+	var wg sync.WaitGroup
+	for _, t := range ts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = s.tasks.StopTask(t.ID)
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(stopWait):
+	}
+}
+
+// merge writes the helpers' results as one block per part.
+func merge(ts []task.Task) string {
+	var b strings.Builder
+	for i, t := range ts {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		fmt.Fprintf(&b, "## %s\n\n", t.Title)
+		switch t.Status {
+		case task.Done:
+			b.WriteString(firstNonEmpty(t.Summary, "It finished without saying anything."))
+		case task.Stopped, task.Interrupted:
+			b.WriteString("Stopped before it finished.")
+		default:
+			b.WriteString("Didn't finish: " + firstNonEmpty(t.Error, "it gave no reason."))
+		}
+		if t.Note != "" {
+			b.WriteString("\n\n" + t.Note)
+		}
+		if w := t.Worktree; w != nil && w.Kept {
+			fmt.Fprintf(&b, "\n\nIts work is kept on branch `%s` (worktree %s) for the person to merge.", w.Branch, w.Path)
+		}
+	}
+	return b.String()
+}
+
+// overBudget says why nothing more may be spent this month ("" if it may).
+func (s *Service) overBudget() (string, error) {
+	if s.cfg.Spending == nil {
+		return "", nil
+	}
+	return s.cfg.Spending.Exceeded()
+}
+
+func refusal(why string, err error) error {
+	if err != nil {
+		return fmt.Errorf("could not read this month's spend: %w", err)
+	}
+	return errors.New("Refused: " + why + " Nothing was started.")
+}
+
+// estimate guesses what one part costs at least: the context a helper
+// starts with (its instructions and the system prompt) and a modest reply.
+const (
+	systemTokens = 2000
+	replyTokens  = 1000
+)
+
+// fanOutTooDear says why the parts alone would pass the chat's limit ("" if
+// they would not).
+func (s *Service) fanOutTooDear(parent conversation.Conversation, specs []spec) string {
+	if parent.Limit <= 0 || s.cfg.Spending == nil {
+		return ""
+	}
+	prices := chat.Prices(s.cfg.Spending.Prices())
+	est := 0.0
+	for _, sp := range specs {
+		if sp.engine.info.Category == provider.LocalModel {
+			continue
+		}
+		est += prices.Cost(sp.model, provider.Usage{InputTokens: systemTokens + len(sp.text)/4, OutputTokens: replyTokens})
+	}
+	if left := parent.Limit - parent.Spent; est > left {
+		return fmt.Sprintf("Refused: %d parts would cost about $%.4f to start, and this chat has $%.4f left of its $%.2f limit. Nothing was started; raise the limit or use fewer parts.",
+			len(specs), est, max(left, 0), parent.Limit)
+	}
+	return ""
+}
+
+func firstNonEmpty(a, b string) string {
+	if strings.TrimSpace(a) != "" {
+		return a
+	}
+	return b
+}
+
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
