@@ -102,7 +102,7 @@ func Add(ctx context.Context, dir, root, id string) (Tree, error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return Tree{}, fmt.Errorf("add worktree: %w", err)
 	}
-	if _, err := git(ctx, top, "worktree", "add", "--quiet", "-b", t.Branch, t.Path, t.Base); err != nil {
+	if _, err := gitLocked(ctx, top, "worktree", "add", "--quiet", "-b", t.Branch, t.Path, t.Base); err != nil {
 		var g *gitError
 		if errors.As(err, &g) && strings.Contains(g.stderr, "branch named") {
 			return Tree{}, fmt.Errorf("add worktree: branch %s %w", t.Branch, ErrExists)
@@ -512,7 +512,7 @@ func (t Tree) removeTree(ctx context.Context, repo string) error {
 	if realPath(t.Path) == realPath(repo) {
 		return fmt.Errorf("remove worktree: %s is the repository itself", t.Path)
 	}
-	if _, err := git(ctx, repo, "worktree", "remove", "--force", t.Path); err != nil {
+	if _, err := gitLocked(ctx, repo, "worktree", "remove", "--force", t.Path); err != nil {
 		return fmt.Errorf("remove worktree %s: %w", t.Path, err)
 	}
 	return t.deleteBranch(ctx, repo)
@@ -533,7 +533,7 @@ func (t Tree) removeMissing(ctx context.Context, repo string, force bool, missin
 			return fmt.Errorf("remove worktree: %w", lockedError(t.Path, l.reason))
 		}
 	}
-	if _, err := git(ctx, repo, "worktree", "prune"); err != nil {
+	if _, err := gitLocked(ctx, repo, "worktree", "prune"); err != nil {
 		return fmt.Errorf("remove worktree: %w; pruning it failed: %w", missing, err)
 	}
 	n, ok, err := t.branchAhead(ctx, repo, "", 0)
@@ -556,7 +556,7 @@ func (t Tree) removeMissing(ctx context.Context, repo string, force bool, missin
 // deleteBranch deletes the branch if it is there. git refuses one that is
 // checked out in another worktree, which is what we want.
 func (t Tree) deleteBranch(ctx context.Context, repo string) error {
-	_, err := git(ctx, repo, "branch", "--quiet", "-D", t.Branch)
+	_, err := gitLocked(ctx, repo, "branch", "--quiet", "-D", t.Branch)
 	var g *gitError
 	if errors.As(err, &g) && strings.Contains(g.stderr, "not found") {
 		return nil
