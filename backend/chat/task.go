@@ -97,10 +97,26 @@ func (m *Manager) RunTask(ctx context.Context, id, text string, hooks TaskHooks)
 	case end.report != nil:
 		return TaskResult{Summary: *end.report, Source: task.SourceReport}, nil
 	case end.err != nil:
-		return TaskResult{Summary: end.reply}, end.err
+		return TaskResult{Summary: end.reply}, &TurnError{Notice: end.notice, Err: end.err}
 	}
 	return TaskResult{Summary: end.reply, Source: task.SourceTurn}, nil
 }
+
+// TurnError is why a task's turn did not finish: Notice is what its chat
+// said ("Codex CLI reached its usage limit: …"), Err the cause beneath.
+type TurnError struct {
+	Notice string
+	Err    error
+}
+
+func (e *TurnError) Error() string {
+	if e.Notice != "" {
+		return e.Notice
+	}
+	return e.Err.Error()
+}
+
+func (e *TurnError) Unwrap() error { return e.Err }
 
 // reporting collects the summary a task's turn reports.
 type reporting struct {

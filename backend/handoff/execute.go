@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"time"
 
 	"conch/backend/chat"
@@ -29,6 +31,21 @@ func (s *Service) Execute(ctx context.Context, run *taskrun.Run) (out taskrun.Ou
 	if t.Worktree != nil && t.Worktree.Path != "" {
 		tree := worktree.FromRecord(*t.Worktree)
 		tree.Dir = t.Cwd
+		if _, err := os.Stat(tree.Path); errors.Is(err, fs.ErrNotExist) && !t.Worktree.Kept {
+			// Tried again after its empty worktree was removed: make a new one.
+			parent, perr := s.cfg.Chats.Snapshot(t.ParentConversationID)
+			if perr != nil {
+				return taskrun.Outcome{}, perr
+			}
+			fresh, aerr := worktree.Add(ctx, parent.Cwd, s.cfg.Worktrees, t.ID)
+			if aerr != nil {
+				return taskrun.Outcome{}, fmt.Errorf("Could not make its worktree again: %w", aerr)
+			}
+			tree = fresh
+			run.Amend(func(t *task.Task) {
+				t.Worktree = &task.Worktree{Path: fresh.Path, Branch: fresh.Branch, Base: fresh.Base}
+			})
+		}
 		defer func() {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 			defer cancel()
