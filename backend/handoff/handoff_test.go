@@ -142,6 +142,9 @@ func TestDelegateWorktreesFallbackAndMergedResults(t *testing.T) {
 		t.Error("the pinned provider was never asked")
 	}
 	for _, a := range main.requests() {
+		if !a.Task() && (!strings.Contains(a.System, "- second (Second): a hosted model") || !strings.Contains(a.System, "- spare (Spare)")) {
+			t.Errorf("the assistant's prompt does not list the other providers:\n%s", a.System)
+		}
 		if a.Task() && a.Model != "small-model" {
 			t.Errorf("a helper on the chat's provider used %q, not its fast model", a.Model)
 		}
@@ -588,5 +591,42 @@ func TestAProviderThatIsNotReadyFailsTheTaskAtOnce(t *testing.T) {
 	c2 := e.chat(t, "main", task.Plan, e.dir)
 	if _, err := e.h.Background(context.Background(), taskrun.CreateRequest{Text: "x", ConversationID: c2.ID, Options: taskrun.Options{Mode: "auto"}}); err == nil {
 		t.Fatal("a task wider than its chat was started")
+	}
+}
+
+func TestHelpersSpendAsPartOfTheParentAndStopAtItsLimit(t *testing.T) {
+	srv := startModel(t, []string{"big-model"}, func(_ context.Context, a asked) answer {
+		if a.Task() {
+			ans := callTool("list_files", map[string]string{"path": "."})
+			ans.Out = 1000
+			return ans
+		}
+		if len(a.Results()) == 0 {
+			return callTool("delegate", map[string]any{"parts": []map[string]any{{"title": "Spender", "instructions": "spend"}}})
+		}
+		return say("ok")
+	})
+	e := setup(t, []engineOpt{{id: "main", name: "Main", srv: srv}}, func(e *env) {
+		e.prefs.Prices = map[string]pref.Price{"big-model": {Input: 0, Output: 1000}}
+	})
+	c, err := e.chats.Create(chat.CreateRequest{Provider: "main", Mode: "auto", Cwd: e.dir, Limit: 1.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.chats.Send(c.ID, "go"); err != nil {
+		t.Fatal(err)
+	}
+	c = e.idle(t, c.ID)
+	ts := e.tasksOf(c.ID)
+	if len(ts) != 1 || ts[0].Status != task.Failed || !strings.Contains(ts[0].Error, "the chat this came from has spent $2.0200 of its $1.50 limit") {
+		t.Fatalf("helper: %+v", ts)
+	}
+	own, _ := e.chats.Snapshot(ts[0].ConversationID)
+	if own.Spent != 2 || c.Spent < 2.02 {
+		t.Fatalf("spent: helper %v, parent %v", own.Spent, c.Spent)
+	}
+	r := e.toolResults(t, c.ID, handoff.DelegateTool)
+	if len(r) != 1 || !strings.Contains(r[0].Output, "Didn't finish: Stopped: the chat this came from has spent") {
+		t.Fatalf("merged: %+v", r)
 	}
 }

@@ -98,6 +98,8 @@ type answer struct {
 	Calls  [][2]string // name, JSON arguments
 	Status int
 	Body   string
+	// Out overrides the output tokens the usage reports (default 20).
+	Out int
 }
 
 func say(text string) answer { return answer{Text: text} }
@@ -184,8 +186,12 @@ func startModel(t *testing.T, models []string, brain func(ctx context.Context, a
 			}
 			chunk(map[string]any{}, "stop")
 		}
+		out := 20
+		if ans.Out > 0 {
+			out = ans.Out
+		}
 		b, _ := json.Marshal(map[string]any{"id": "c", "object": "chat.completion.chunk", "choices": []any{},
-			"usage": map[string]int{"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}})
+			"usage": map[string]int{"prompt_tokens": 100, "completion_tokens": out, "total_tokens": 100 + out}})
 		fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
 	}))
 	t.Cleanup(ms.Close)
