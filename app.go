@@ -304,6 +304,13 @@ func (a *App) GetTask(id string) (task.Task, error) {
 	return t, bindErr(err)
 }
 
+// RemoveWorktree removes a finished helper's kept worktree and branch; one
+// holding work only with confirm.
+func (a *App) RemoveWorktree(id string, confirm bool) (task.Task, error) {
+	t, err := a.handoff.RemoveWorktree(context.Background(), id, confirm)
+	return t, bindErr(err)
+}
+
 // ReadOutput returns up to 1 MiB of a task's output from offset.
 func (a *App) ReadOutput(id string, offset int64) (OutputChunk, error) {
 	if _, err := a.tasks.Get(id); err != nil {

@@ -141,6 +141,8 @@ func (g *Gateway) taskByID(w http.ResponseWriter, r *http.Request) {
 		"stop":   {http.MethodPost, g.stop},
 		"retry":  {http.MethodPost, g.retry},
 		"answer": {http.MethodPost, g.answer},
+		// Removing a kept worktree; with work in it only with confirm.
+		"remove-worktree": {http.MethodPost, g.removeWorktree},
 	}
 	if action == "" && r.Method == http.MethodDelete {
 		g.deleteTask(w, r, id)
@@ -180,6 +182,21 @@ func (g *Gateway) retry(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	t, err := g.cfg.Tasks.Retry(id)
+	reply(w, t, err)
+}
+
+func (g *Gateway) removeWorktree(w http.ResponseWriter, r *http.Request, id string) {
+	if g.cfg.Handoff == nil {
+		writeError(w, http.StatusNotFound, "not_found", "Worktrees are not available here.")
+		return
+	}
+	var req struct {
+		Confirm bool `json:"confirm"`
+	}
+	if !decode(w, r, &req) {
+		return
+	}
+	t, err := g.cfg.Handoff.RemoveWorktree(r.Context(), id, req.Confirm)
 	reply(w, t, err)
 }
 

@@ -57,6 +57,9 @@ type Config struct {
 // Handoff starts background tasks from chats.
 type Handoff interface {
 	Background(ctx context.Context, req taskrun.CreateRequest) (task.Task, error)
+	// RemoveWorktree removes a finished helper's kept worktree; one that
+	// holds work only with confirm.
+	RemoveWorktree(ctx context.Context, id string, confirm bool) (task.Task, error)
 }
 
 // Preferences reads and changes the person's preferences.

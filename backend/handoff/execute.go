@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 	"time"
 
 	"conch/backend/chat"
@@ -148,4 +149,59 @@ func (s *Service) addWorktree(ctx context.Context, t *task.Task, dir string) err
 	t.Cwd = tree.Dir
 	t.Worktree = &task.Worktree{Path: tree.Path, Branch: tree.Branch, Base: tree.Base}
 	return nil
+}
+
+// RemoveWorktree removes a finished helper's kept worktree and its branch.
+// One that holds work (edits, commits, an unfinished merge) is removed only
+// with confirm, the person's explicit say; without it the answer is a
+// conflict saying what would be lost. A worktree deleted by hand is cleaned
+// up and reported.
+func (s *Service) RemoveWorktree(ctx context.Context, id string, confirm bool) (task.Task, error) {
+	t, err := s.tasks.Get(id)
+	if err != nil {
+		return task.Task{}, err
+	}
+	if t.Worktree == nil || !t.Worktree.Kept {
+		return t, fmt.Errorf("%w: task %s keeps no worktree", taskrun.ErrConflict, id)
+	}
+	if !t.Status.Finished() {
+		return t, fmt.Errorf("%w: task %s is %s; stop it before removing its worktree", taskrun.ErrConflict, id, t.Status)
+	}
+	tree := worktree.FromRecord(*t.Worktree)
+	err = tree.Remove(ctx, confirm)
+	switch {
+	case errors.Is(err, worktree.ErrHasWork):
+		return t, fmt.Errorf("%w: its worktree holds work (%s); confirm to remove it and its branch %s", taskrun.ErrConflict, describeWork(t.Worktree.Work), t.Worktree.Branch)
+	case errors.Is(err, worktree.ErrLocked):
+		return t, fmt.Errorf("%w: %v", taskrun.ErrConflict, err)
+	case err != nil && !errors.Is(err, worktree.ErrMissing):
+		return t, err
+	}
+	return s.tasks.Amend(id, func(t *task.Task) {
+		t.Worktree.Kept = false
+		t.AddStep("You removed its worktree and branch")
+	})
+}
+
+// describeWork says what a worktree holds, for the person.
+func describeWork(w task.WorktreeWork) string {
+	var parts []string
+	add := func(n int, one, many string) {
+		switch {
+		case n == 1:
+			parts = append(parts, "1 "+one)
+		case n > 1:
+			parts = append(parts, fmt.Sprintf("%d %s", n, many))
+		}
+	}
+	add(w.Changed, "changed file", "changed files")
+	add(w.Untracked, "new file", "new files")
+	add(w.Ahead, "commit", "commits")
+	if w.Operation != "" {
+		parts = append(parts, "an unfinished "+w.Operation)
+	}
+	if len(parts) == 0 {
+		return "work git reports"
+	}
+	return strings.Join(parts, ", ")
 }

@@ -2,6 +2,7 @@ package handoff_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -152,6 +153,27 @@ func TestDelegateWorktreesFallbackAndMergedResults(t *testing.T) {
 			t.Errorf("a helper was offered %v", a.Tools)
 		}
 	}
+	// A kept worktree goes only with the person's say.
+	if _, err := e.h.RemoveWorktree(context.Background(), edit.ID, false); !errors.Is(err, taskrun.ErrConflict) || !strings.Contains(err.Error(), "1 commit") {
+		t.Fatalf("removing a worktree with work without confirm: %v", err)
+	}
+	if _, err := os.Stat(edit.Worktree.Path); err != nil {
+		t.Fatalf("the refused removal touched the worktree: %v", err)
+	}
+	after, err := e.h.RemoveWorktree(context.Background(), edit.ID, true)
+	if err != nil || after.Worktree.Kept {
+		t.Fatalf("confirmed removal: %+v %v", after.Worktree, err)
+	}
+	if _, err := os.Stat(edit.Worktree.Path); !os.IsNotExist(err) {
+		t.Errorf("the worktree is still there: %v", err)
+	}
+	if b := branches(t, repo); strings.Contains(b, edit.ID) {
+		t.Errorf("its branch is still there: %q", b)
+	}
+	if _, err := e.h.RemoveWorktree(context.Background(), look.ID, true); !errors.Is(err, taskrun.ErrConflict) {
+		t.Errorf("a task without a kept worktree: %v", err)
+	}
+
 	// The parent chat holds one card's worth of events per helper, and its
 	// assistant answered after the tool.
 	events := map[string]int{}
