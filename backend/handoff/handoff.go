@@ -84,7 +84,8 @@ func New(cfg Config) *Service {
 }
 
 // Start follows the runner's tasks; it delivers results that a Conch that
-// stopped still owed to their chats.
+// stopped still owed to their chats. Changes the runner made while healing
+// (running → interrupted) are already queued and are told as any other.
 func (s *Service) Start(tasks *taskrun.Runner) {
 	s.mu.Lock()
 	if s.started {
@@ -93,17 +94,34 @@ func (s *Service) Start(tasks *taskrun.Runner) {
 	}
 	s.started = true
 	s.tasks = tasks
-	all, _ := tasks.List()
-	for _, t := range all {
-		s.last[t.ID] = t.Status
+	queued := map[string]bool{}
+	for _, t := range s.queue {
+		queued[t.ID] = true
 	}
-	s.mu.Unlock()
+	all, _ := tasks.List()
+	var owed []task.Task
 	for _, t := range all {
+		if queued[t.ID] {
+			continue
+		}
+		s.last[t.ID] = t.Status
 		if t.Status.Finished() && t.Wake == task.WakePending && t.ParentConversationID != "" {
-			s.wake(t)
+			owed = append(owed, t)
 		}
 	}
+	s.mu.Unlock()
+	for _, t := range owed {
+		s.wake(t)
+	}
 	go s.loop()
+	s.signalLoop()
+}
+
+func (s *Service) signalLoop() {
+	select {
+	case s.signal <- struct{}{}:
+	default:
+	}
 }
 
 // Stop ends the follower; safe before Start and twice.
@@ -128,10 +146,7 @@ func (s *Service) Observe(t task.Task) {
 	s.mu.Lock()
 	s.queue = append(s.queue, t)
 	s.mu.Unlock()
-	select {
-	case s.signal <- struct{}{}:
-	default:
-	}
+	s.signalLoop()
 }
 
 func (s *Service) loop() {

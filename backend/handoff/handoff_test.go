@@ -652,3 +652,45 @@ func TestHelpersSpendAsPartOfTheParentAndStopAtItsLimit(t *testing.T) {
 		t.Fatalf("merged: %+v", r)
 	}
 }
+
+func TestATaskInterruptedByACrashIsToldToItsChat(t *testing.T) {
+	srv := startModel(t, []string{"big-model"}, func(context.Context, asked) answer { return say("Nothing to add.") })
+	now := time.Now().UTC()
+	parent := conversation.Conversation{ID: "parent", Title: "Mine", Origin: conversation.Origin{Kind: conversation.FromChat},
+		Provider: "main", Mode: task.Ask, CreatedAt: now, UpdatedAt: now, Rev: 1}
+	own := conversation.Conversation{ID: "own", Title: "Sent away", Origin: conversation.Origin{Kind: conversation.FromTask, TaskID: "t1", ParentID: "parent"},
+		Provider: "main", Mode: task.Ask, Running: true, CreatedAt: now, UpdatedAt: now, Rev: 1}
+	started := now
+	left := task.Task{ID: "t1", Kind: task.Background, Status: task.Running, Title: "Sent away", Text: "do it",
+		ConversationID: "own", ParentConversationID: "parent", Provider: "main", Mode: task.Ask, Steps: []string{},
+		Wake: task.WakePending, CreatedAt: now, StartedAt: &started, Rev: 3}
+	e := setup(t, []engineOpt{{id: "main", name: "Main", srv: srv}}, func(e *env) {
+		parent.Cwd, own.Cwd, left.Cwd = e.dir, e.dir, e.dir
+		for _, c := range []conversation.Conversation{parent, own} {
+			if err := e.st.PutConversation(c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := e.st.PutTask(left); err != nil {
+			t.Fatal(err)
+		}
+	})
+	final := waitFinal(t, e, "parent", "t1")
+	if final.Status != task.Interrupted || final.Error != taskrun.InterruptedReason {
+		t.Fatalf("final event: %+v", final)
+	}
+	// The assistant had asked for it, so it is woken once with the news.
+	eventually(t, "the wake", func() bool {
+		x, _ := e.tasks.Get("t1")
+		return x.Wake == task.WakeSent
+	})
+	e.idle(t, "parent")
+	eventually(t, "the woken reply", func() bool {
+		msgs := e.messages(t, "parent")
+		return msgs[len(msgs)-1].Kind == conversation.Assistant
+	})
+	asks := srv.requests()
+	if len(asks) != 1 || !strings.Contains(asks[0].Last().text(), `"Sent away" ended interrupted`) {
+		t.Fatalf("the parent was asked %d times; last: %+v", len(asks), asks)
+	}
+}

@@ -139,23 +139,11 @@ func (s *Service) delegateTool(chatID string) tool.Tool {
 // every helper and merges their results. Nothing starts unless every part
 // can.
 func (s *Service) delegate(ctx context.Context, chatID string, args json.RawMessage) (string, error) {
-	var a struct {
-		Parts []part `json:"parts"`
-	}
-	if err := tool.Decode(DelegateTool, args, &a, "parts"); err != nil {
+	parts, err := parseParts(args)
+	if err != nil {
 		return "", err
 	}
-	if n := len(a.Parts); n < 1 || n > MaxParts {
-		return "", fmt.Errorf("%s takes 1 to %d parts, got %d; nothing was started", DelegateTool, MaxParts, n)
-	}
-	for i, p := range a.Parts {
-		if strings.TrimSpace(p.Title) == "" || strings.TrimSpace(p.Instructions) == "" {
-			return "", fmt.Errorf("%s: part %d needs a title and instructions; nothing was started", DelegateTool, i+1)
-		}
-		if len(p.Title) > 200 || len(p.Instructions) > 64<<10 {
-			return "", fmt.Errorf("%s: part %d: title must be under 200 bytes and instructions under 64 KiB", DelegateTool, i+1)
-		}
-	}
+	a := struct{ Parts []part }{parts}
 	parent, err := s.cfg.Chats.Snapshot(chatID)
 	if err != nil {
 		return "", err
@@ -208,6 +196,34 @@ func (s *Service) delegate(ctx context.Context, chatID string, args json.RawMess
 		}
 	}
 	return merge(ends), nil
+}
+
+// parseParts checks delegate's arguments at the edge: 1 to MaxParts parts,
+// each with a title and instructions of bounded size, and nothing unknown.
+func parseParts(args json.RawMessage) ([]part, error) {
+	var a struct {
+		Parts []json.RawMessage `json:"parts"`
+	}
+	if err := tool.Decode(DelegateTool, args, &a, "parts"); err != nil {
+		return nil, err
+	}
+	if n := len(a.Parts); n < 1 || n > MaxParts {
+		return nil, fmt.Errorf("%s takes 1 to %d parts, got %d; nothing was started", DelegateTool, MaxParts, n)
+	}
+	parts := make([]part, len(a.Parts))
+	for i, raw := range a.Parts {
+		if err := tool.Decode(fmt.Sprintf("%s: part %d", DelegateTool, i+1), raw, &parts[i], "title", "instructions"); err != nil {
+			return nil, fmt.Errorf("%w; nothing was started", err)
+		}
+		p := parts[i]
+		if strings.TrimSpace(p.Title) == "" || strings.TrimSpace(p.Instructions) == "" {
+			return nil, fmt.Errorf("%s: part %d needs a title and instructions; nothing was started", DelegateTool, i+1)
+		}
+		if len(p.Title) > 200 || len(p.Instructions) > 64<<10 || len(p.Model) > 200 || len(p.Provider) > 200 {
+			return nil, fmt.Errorf("%s: part %d: title, model and provider must be under 200 bytes and instructions under 64 KiB; nothing was started", DelegateTool, i+1)
+		}
+	}
+	return parts, nil
 }
 
 // waiting is a started task and where its finish arrives.
