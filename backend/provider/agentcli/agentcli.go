@@ -277,9 +277,9 @@ type proc struct {
 	stop   sync.Once
 }
 
-// start starts the CLI in dir with input written on its stdin; stdin is
-// closed after it unless keepStdin (the caller closes it with closeStdin).
-func start(cfg Config, name, bin string, args []string, dir string, input []byte, keepStdin bool) (*proc, error) {
+// start starts the CLI in dir with input written on its stdin, which is
+// closed after it.
+func start(cfg Config, name, bin string, args []string, dir string, input []byte) (*proc, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = cfg.environ()
@@ -317,9 +317,7 @@ func start(cfg Config, name, bin string, args []string, dir string, input []byte
 		if len(input) > 0 {
 			_ = p.write(input)
 		}
-		if !keepStdin {
-			p.closeStdin()
-		}
+		p.closeStdin()
 	}()
 	return p, nil
 }
@@ -457,7 +455,7 @@ func (e emitter) usage(u provider.Usage) {
 
 // launch starts the CLI and serves its output through the handler made
 // for it. Errors come before anything is sent.
-func launch(ctx context.Context, cfg Config, name, bin string, args []string, dir string, input []byte, keepStdin bool, mk func(p *proc, e emitter) handler) (<-chan provider.Event, error) {
+func launch(ctx context.Context, cfg Config, name, bin string, args []string, dir string, input []byte, mk func(p *proc, e emitter) handler) (<-chan provider.Event, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -466,7 +464,7 @@ func launch(ctx context.Context, cfg Config, name, bin string, args []string, di
 			return nil, fmt.Errorf("run %s: folder %s does not exist", name, dir)
 		}
 	}
-	p, err := start(cfg, name, bin, args, dir, input, keepStdin)
+	p, err := start(cfg, name, bin, args, dir, input)
 	if err != nil {
 		return nil, err
 	}

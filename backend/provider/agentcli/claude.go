@@ -109,8 +109,8 @@ func (c *Claude) Stream(ctx context.Context, req provider.Request) (<-chan provi
 		}
 		args = append(args, "--mcp-config", srv.config, "--permission-prompt-tool", askToolName)
 	}
-	ch, err := launch(ctx, c.cfg, "claude", bin, args, req.Cwd, input, false, func(p *proc, e emitter) handler {
-		return &claudeHandler{p: p, e: e, cwd: req.Cwd, srv: srv}
+	ch, err := launch(ctx, c.cfg, "claude", bin, args, req.Cwd, input, func(p *proc, e emitter) handler {
+		return &claudeHandler{e: e, cwd: req.Cwd, srv: srv}
 	})
 	if err != nil && srv != nil {
 		srv.Close()
@@ -120,7 +120,6 @@ func (c *Claude) Stream(ctx context.Context, req provider.Request) (<-chan provi
 
 // claudeHandler maps Claude Code's stream-json lines to events.
 type claudeHandler struct {
-	p   *proc
 	e   emitter
 	cwd string
 	srv *askServer // serves the CLI's questions; nil when it may not ask
@@ -218,8 +217,6 @@ func (h *claudeHandler) line(raw []byte) error {
 			CacheWriteTokens: r.Usage.CacheCreate,
 			CostUSD:          r.TotalCostUSD,
 		})
-		// One result per turn, and we send one turn: closing stdin ends it.
-		h.p.closeStdin()
 	}
 	return nil
 }

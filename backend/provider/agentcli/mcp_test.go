@@ -251,16 +251,30 @@ func TestAskServerClose(t *testing.T) {
 	a.s.Close() // twice is fine
 }
 
-// wantStopped checks the server's port and config file are gone.
+// wantStopped checks the server and its config file are gone.
 func wantStopped(t *testing.T, s *askServer) {
 	t.Helper()
-	if c, err := net.DialTimeout("tcp", s.addr, time.Second); err == nil {
-		c.Close()
-		t.Errorf("%s still accepts connections", s.addr)
+	if stillServes(s.url) {
+		t.Errorf("%s still serves", s.url)
 	}
 	if _, err := os.Stat(s.config); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("config file left: %v", err)
 	}
+}
+
+// stillServes reports whether the server at url answers a ping. A
+// refused connection is not all it checks: another test's listener may
+// have the freed port by now, but not the token.
+func stillServes(url string) bool {
+	tr := &http.Transport{DisableKeepAlives: true}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 2 * time.Second}
+	resp, err := client.Post(url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }
 
 // serverGoroutines lists the goroutines that belong to an askServer.
