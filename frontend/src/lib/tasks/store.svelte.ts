@@ -70,6 +70,8 @@ export class TasksStore {
   reveal = $state<{ id: string; seq: number } | null>(null);
   /** The chat a tray click asked to show (app.open-chat); App opens it. */
   chatToOpen = $state<{ id: string; seq: number } | null>(null);
+  /** A task whose card the chat page is to bring into view (the app opened the chat it came from); taken once. */
+  cardToShow: string | null = $state(null);
   /** The last reveal the tasks page acted on, so a page shown again does not act twice. */
   revealHandled = 0;
   /** Asks for the composer (the global shortcut, the palette): seq counts requests. */
