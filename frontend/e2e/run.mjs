@@ -200,7 +200,10 @@ async function visit(page, name) {
  * one model; /v1/chat/completions streams real SSE chunks: after a person's
  * message it calls a tool (read_file, or write_file when the message asks to
  * write), its arguments split across chunks; once the tool's result is in the
- * request it streams a text reply in several pieces.
+ * request it streams a text reply in several pieces. "split this into three
+ * parts" makes it call delegate with three parts, and answer once their
+ * results are back. A task's own chat (its system prompt says so) reads
+ * notes.txt slowly, then calls report_result.
  * @returns {Promise<{url: string, requests: any[], close: () => void}>}
  */
 function startModelServer() {
@@ -229,20 +232,23 @@ function startModelServer() {
       if (m.role === 'user') lastUser = i;
     });
     const userText = String(msgs[lastUser]?.content ?? '');
-    const toolDone = msgs.slice(lastUser + 1).some((m) => m.role === 'tool');
+    const after = msgs.slice(lastUser + 1);
+    const toolDone = after.some((m) => m.role === 'tool');
     const writing = /write/i.test(userText);
     const fetching = /curl/i.test(userText);
+    const splitting = /split this into three parts/i.test(userText);
+    const system = msgs.filter((m) => m.role === 'system').map((m) => String(m.content ?? '')).join('\n');
+    // A task's own chat (a background task or a helper): it reads the notes,
+    // then reports. Its system prompt says it is a handed-off task, and only
+    // tasks have report_result.
+    const isTask = /handed off from another chat/i.test(system) || (r.tools ?? []).some((/** @type {any} */ t) => t.function?.name === 'report_result');
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
     const id = `chatcmpl-${requests.length}`;
     const chunk = (/** @type {any} */ delta, /** @type {string | null} */ finish = null) =>
       res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model: 'test-model', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
-    if (!toolDone) {
-      const name = fetching ? 'run_command' : writing ? 'write_file' : 'read_file';
-      const args = fetching
-        ? JSON.stringify({ command: 'curl -s -m 1 http://127.0.0.1:9/ || true' })
-        : writing
-          ? JSON.stringify({ path: 'out.txt', content: 'written by e2e\n' })
-          : JSON.stringify({ path: 'notes.txt' });
+    /** Streams one tool call, its arguments cut in two. @param {string} name @param {unknown} a */
+    const callTool = async (name, a) => {
+      const args = JSON.stringify(a);
       const cut = Math.floor(args.length / 2);
       chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: `call_${requests.length}`, type: 'function', function: { name, arguments: '' } }] });
       await sleep(60);
@@ -250,12 +256,9 @@ function startModelServer() {
       await sleep(60);
       chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(cut) } }] });
       chunk({}, 'tool_calls');
-    } else {
-      const text = fetching
-        ? 'Tried the address; nothing answered.'
-        : writing
-          ? 'Done: I wrote `out.txt`.'
-        : 'The file says **hello from e2e**.\n\nIt has:\n\n- one line\n- no `<script>` in it\n\n```go\nfunc main() { // ok\n}\n```';
+    };
+    /** Streams a text reply in pieces. @param {string} text */
+    const say = async (text) => {
       const pieces = text.match(/[\s\S]{1,12}/g) ?? [text];
       chunk({ role: 'assistant', content: '' });
       for (const p of pieces) {
@@ -263,6 +266,43 @@ function startModelServer() {
         await sleep(120);
       }
       chunk({}, 'stop');
+    };
+    if (isTask) {
+      // Helper n of a split waits n seconds, so the cards show them at work side by side.
+      const part = Number(/part (\d)/i.exec(userText)?.[1] ?? '0');
+      if (!toolDone) {
+        await sleep(part > 0 ? 1000 + part * 900 : 2500);
+        await callTool('read_file', { path: 'notes.txt' });
+      } else {
+        await sleep(part > 0 ? 600 : 1200);
+        const what = part > 0 ? `Part ${part} is done: the notes have one line.` : 'The notes say **hello from e2e**.';
+        await callTool('report_result', { summary: `${what}\n\n- read \`notes.txt\`\n- changed nothing` });
+      }
+    } else if (splitting) {
+      if (!toolDone) {
+        await callTool('delegate', {
+          parts: [1, 2, 3].map((n) => ({ title: `Check part ${n}`, instructions: `Read notes.txt and count its lines (part ${n}).` })),
+        });
+      } else {
+        const merged = String(after.find((m) => m.role === 'tool')?.content ?? '');
+        const blocks = (merged.match(/^## /gm) ?? []).length;
+        await say(`All ${blocks} helpers are back: every part found one line in the notes.`);
+      }
+    } else if (!toolDone) {
+      const name = fetching ? 'run_command' : writing ? 'write_file' : 'read_file';
+      const args = fetching
+        ? { command: 'curl -s -m 1 http://127.0.0.1:9/ || true' }
+        : writing
+          ? { path: 'out.txt', content: 'written by e2e\n' }
+          : { path: 'notes.txt' };
+      await callTool(name, args);
+    } else {
+      const text = fetching
+        ? 'Tried the address; nothing answered.'
+        : writing
+          ? 'Done: I wrote `out.txt`.'
+        : 'The file says **hello from e2e**.\n\nIt has:\n\n- one line\n- no `<script>` in it\n\n```go\nfunc main() { // ok\n}\n```';
+      await say(text);
     }
     res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model: 'test-model', choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })}\n\n`);
     res.end('data: [DONE]\n\n');
@@ -876,6 +916,166 @@ async function main() {
       await page.keyboard.press('Enter');
       await until('the chat to show', async () => (await page.evaluate(() => location.hash)) === `#chat/${encodeURIComponent(id)}`);
       await page.locator('#chat').getByRole('button', { name: 'Notes check' }).waitFor({ timeout: stepTimeout });
+    });
+
+    // Hand it off: the chat sends work to the background and splits it into helpers.
+    /** The card of a task in the open chat. @param {string} taskId */
+    const taskCard = (taskId) => page.locator(`#chat [data-task-card][data-task-id="${taskId}"]`);
+    let parentChat = '';
+    let bgTask = /** @type {any} */ (null);
+    await check('Ctrl+Shift+Enter in a chat sends the text to the background; its card updates in place', async () => {
+      if (!providersLanded) throw new Error('not run: GET /api/providers is not served by this binary');
+      const view = page.locator('#chat');
+      parentChat = decodeURIComponent((await page.evaluate(() => location.hash)).replace(/^#chat\//, ''));
+      const box = view.getByRole('textbox', { name: 'Message' });
+      await box.fill('Summarise the notes file for me');
+      await view.getByRole('button', { name: /Do it in the background/ }).waitFor({ timeout: stepTimeout });
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat-composer-background');
+      await box.focus();
+      await page.keyboard.press('Control+Shift+Enter');
+      await until('the composer to clear', async () => (await box.inputValue()) === '');
+      bgTask = await until('the task on the server, sent from this chat', async () => {
+        const list = (await api(origin, token, 'GET', '/api/tasks')).json.tasks;
+        return list.find((/** @type {any} */ t) => t.text === 'Summarise the notes file for me' && t.parentConversationId === parentChat);
+      });
+      if (!bgTask.conversationId) throw new Error('the task has no chat of its own');
+      const c = taskCard(bgTask.id);
+      await c.waitFor({ timeout: stepTimeout });
+      /** @type {string[]} */
+      const seen = [];
+      await until('the card to be done, seen working first', async () => {
+        if ((await c.count()) !== 1) throw new Error(`${await c.count()} cards for one task`);
+        const st = (await c.getAttribute('data-status', { timeout: 1000 })) ?? '';
+        if (seen[seen.length - 1] !== st) seen.push(st);
+        if (st === 'running' && !seen.includes('shot')) {
+          seen.push('shot');
+          await page.mouse.move(0, 0);
+          await shoot(page, 'chat-task-working');
+        }
+        return st === 'done';
+      }, 30_000);
+      if (!seen.some((st) => st === 'queued' || st === 'running')) throw new Error(`the card was never seen working (saw ${seen.join(', ')})`);
+      if ((await view.locator('[data-task-card]').count()) !== 1) throw new Error('more than one card in the chat');
+      if (!model.requests.some((r) => JSON.stringify(r.messages ?? []).includes('Summarise the notes file for me') && (r.tools ?? []).some((/** @type {any} */ t) => t.function?.name === 'report_result'))) {
+        throw new Error("the task's own chat never asked the model");
+      }
+      if ((await page.locator(`nav a[data-chat-id="${bgTask.conversationId}"]`).count()) !== 0) throw new Error('the task chat is in the chat list');
+    });
+
+    await check('the result of the background task comes back into the chat', async () => {
+      if (!bgTask) throw new Error('not run: no background task');
+      const view = page.locator('#chat');
+      const result = view.locator(`[data-task-result][data-task-id="${bgTask.id}"]`);
+      await result.waitFor({ timeout: stepTimeout });
+      await until('the summary as markdown', async () => (await result.locator('strong', { hasText: 'hello from e2e' }).count()) === 1);
+      const c = taskCard(bgTask.id);
+      const before = await c.boundingBox();
+      const after = await result.boundingBox();
+      if (!before || !after || before.y >= after.y) throw new Error('the result is not below the card');
+      await c.getByRole('button', { name: 'Show details' }).click();
+      await c.getByRole('button', { name: /Last \d+ steps?|Last step/ }).click();
+      await c.getByRole('list', { name: 'Steps' }).waitFor({ timeout: stepTimeout });
+      await result.scrollIntoViewIfNeeded();
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat-task-result');
+    });
+
+    await check("the card opens the task's chat; its banner links back", async () => {
+      if (!bgTask) throw new Error('not run: no background task');
+      const c = taskCard(bgTask.id);
+      await c.getByRole('link', { name: 'Open' }).click();
+      await until("the task's chat to open", async () => (await page.evaluate(() => location.hash)) === `#chat/${encodeURIComponent(bgTask.conversationId)}`);
+      const banner = page.locator('#chat [data-task-banner]');
+      await until('the banner to name the chat it came from', async () => ((await banner.textContent()) ?? '').replace(/\s+/g, ' ').includes('Background task from Notes check'));
+      await page.locator('#chat [data-kind="user"]', { hasText: 'Summarise the notes file for me' }).waitFor({ timeout: stepTimeout });
+      if ((await page.locator(`nav a[data-chat-id="${bgTask.conversationId}"]`).count()) !== 0) throw new Error('the task chat is in the chat list');
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat-task-banner');
+      await banner.getByRole('link', { name: 'Notes check' }).click();
+      await until('the chat it came from to open again', async () => (await page.evaluate(() => location.hash)) === `#chat/${encodeURIComponent(parentChat)}`);
+      await taskCard(bgTask.id).waitFor({ timeout: stepTimeout });
+    });
+
+    await check('"split this into three parts" runs three helpers as one group of cards, then answers', async () => {
+      if (!bgTask) throw new Error('not run: no background task');
+      const view = page.locator('#chat');
+      const box = view.getByRole('textbox', { name: 'Message' });
+      await box.fill('Please split this into three parts');
+      await box.press('Enter');
+      const group = view.getByRole('group', { name: '3 helpers' });
+      await group.waitFor({ timeout: stepTimeout });
+      await until('three helper cards', async () => (await group.locator('[data-task-card]').count()) === 3);
+      const titles = await group.locator('[data-task-card] h3').allTextContents();
+      if (titles.join('|') !== 'Check part 1|Check part 2|Check part 3') throw new Error(`the cards are ${titles.join(', ')}`);
+      await until('a helper at work', async () => (await group.locator('[data-task-card][data-status="running"]').count()) > 0);
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat-helpers-working');
+      await until('all three done', async () => (await group.locator('[data-task-card][data-status="done"]').count()) === 3, 40_000);
+      await view.locator('[data-kind="assistant"]', { hasText: 'All 3 helpers are back' }).waitFor({ timeout: stepTimeout });
+      if ((await view.locator('[data-task-card]').count()) !== 4) throw new Error(`${await view.locator('[data-task-card]').count()} cards in the chat, not 4`);
+      const helpers = (await api(origin, token, 'GET', '/api/tasks')).json.tasks.filter((/** @type {any} */ t) => t.kind === 'helper' && t.parentConversationId === parentChat);
+      if (helpers.length !== 3 || new Set(helpers.map((/** @type {any} */ t) => t.groupId)).size !== 1) throw new Error(`${helpers.length} helpers on the server, or not one group`);
+      await until('the reply in view', async () => view.locator('[data-kind="assistant"]', { hasText: 'All 3 helpers are back' }).isVisible());
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat-helpers-done');
+      // A helper's chat says which part it is.
+      const second = helpers.find((/** @type {any} */ t) => t.title === 'Check part 2');
+      await group.locator(`[data-task-card][data-task-id="${second.id}"]`).getByRole('link', { name: 'Open' }).click();
+      const banner = page.locator('#chat [data-task-banner]');
+      await until('the helper banner', async () => ((await banner.textContent()) ?? '').replace(/\s+/g, ' ').includes('Helper 2 of 3 for Notes check'));
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat-helper-banner');
+      await banner.getByRole('link', { name: 'Notes check' }).click();
+      await until('back in the chat', async () => (await page.evaluate(() => location.hash)) === `#chat/${encodeURIComponent(parentChat)}`);
+    });
+
+    await check('a task from a chat: the tasks page card opens its chat, app.open opens the chat it came from; app.compose and the palette send the chat composer', async () => {
+      if (!bgTask) throw new Error('not run: no background task');
+      /** @type {import('playwright-core').WebSocketRoute[]} */
+      const sockets = [];
+      await page.routeWebSocket(/\/api\/events$/, (ws) => {
+        ws.connectToServer();
+        sockets.push(ws);
+      });
+      await page.reload();
+      await page.getByRole('heading', { level: 1 }).first().waitFor({ timeout: stepTimeout });
+      await until('the event stream to open', async () => sockets.length > 0);
+      await visit(page, 'tasks');
+      await card(page, 'Summarise the notes file for me').getByRole('link', { name: 'Open chat' }).click();
+      await until("the task's chat to open", async () => (await page.evaluate(() => location.hash)) === `#chat/${encodeURIComponent(bgTask.conversationId)}`);
+      await visit(page, 'doctor');
+      sockets[sockets.length - 1]?.send(JSON.stringify({ type: 'app.open', id: bgTask.id }));
+      await until('the chat it came from to open', async () => (await page.evaluate(() => location.hash)) === `#chat/${encodeURIComponent(parentChat)}`);
+      await until('its card to have the focus', async () => (await page.evaluate(() => document.activeElement?.getAttribute('data-task-id') ?? '')) === bgTask.id);
+
+      // The global shortcut and the palette send what the chat's composer holds.
+      const view = page.locator('#chat');
+      const box = view.getByRole('textbox', { name: 'Message' });
+      await box.fill('Summarise the notes once more');
+      await page.locator('nav a[href="#approvals"]').focus();
+      sockets[sockets.length - 1]?.send(JSON.stringify({ type: 'app.compose' }));
+      await until('app.compose to clear the composer', async () => (await box.inputValue()) === '');
+      await box.fill('Summarise the notes via the palette');
+      await page.keyboard.press('Control+K');
+      await palette(page).waitFor({ timeout: stepTimeout });
+      await page.keyboard.type('in the background');
+      await until('the action to be offered', async () => ((await palette(page).getByRole('option').first().textContent()) ?? '').includes('Do it in the background'));
+      await page.keyboard.press('Enter');
+      await until('the palette to clear the composer', async () => (await box.inputValue()) === '');
+      if ((await page.evaluate(() => location.hash)) !== `#chat/${encodeURIComponent(parentChat)}`) throw new Error('sending left the chat');
+      const sent = await until('both tasks on the server, from this chat', async () => {
+        const list = (await api(origin, token, 'GET', '/api/tasks')).json.tasks.filter(
+          (/** @type {any} */ t) => t.parentConversationId === parentChat && (t.text === 'Summarise the notes once more' || t.text === 'Summarise the notes via the palette'),
+        );
+        return list.length === 2 ? list : null;
+      });
+      for (const t of sent) await taskCard(t.id).waitFor({ timeout: stepTimeout });
+      await until('both done', async () => {
+        for (const t of sent) if ((await taskCard(t.id).getAttribute('data-status', { timeout: 1000 })) !== 'done') return false;
+        return true;
+      }, 30_000);
+      await page.unrouteAll({ behavior: 'ignoreErrors' });
     });
     model.close();
 
