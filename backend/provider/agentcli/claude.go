@@ -104,7 +104,7 @@ func (c *Claude) Stream(ctx context.Context, req provider.Request) (<-chan provi
 	}
 	var srv *askServer
 	if ask != nil {
-		if srv, err = startAskServer(ctx, ask, req.Cwd); err != nil {
+		if srv, err = startAskServer(ctx, ask, req.Cwd, mcpBeat); err != nil {
 			return nil, fmt.Errorf("claude: serve its questions: %w", err)
 		}
 		args = append(args, "--mcp-config", srv.config, "--permission-prompt-tool", askToolName)

@@ -37,6 +37,10 @@ const mcpVersion = "2025-06-18"
 // nothing that differs between them.
 var mcpVersions = map[string]bool{"2024-11-05": true, "2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
 
+// mcpBeat is how long a response may wait before its headers are sent
+// and kept alive (see askServer.wait).
+const mcpBeat = 20 * time.Second
+
 // mcpMaxBody bounds one request; an approve call carries the tool's
 // input, which for Write holds a whole file.
 const mcpMaxBody = 16 << 20
@@ -60,8 +64,9 @@ type askFunc func(ctx context.Context, tool, detail string) (bool, error)
 // startAskServer to Close; Close is also called when the run's context
 // ends.
 type askServer struct {
-	ask askFunc
-	cwd string
+	ask  askFunc
+	cwd  string
+	beat time.Duration // see wait
 
 	path   string // /mcp/<token>
 	addr   string // 127.0.0.1:port
@@ -83,8 +88,9 @@ type askServer struct {
 }
 
 // startAskServer starts the server for one run and writes its config
-// file. ctx is the run's: when it ends, the server closes.
-func startAskServer(ctx context.Context, ask askFunc, cwd string) (*askServer, error) {
+// file. ctx is the run's: when it ends, the server closes. beat is
+// mcpBeat but in tests.
+func startAskServer(ctx context.Context, ask askFunc, cwd string, beat time.Duration) (*askServer, error) {
 	token := make([]byte, 16)
 	if _, err := rand.Read(token); err != nil {
 		return nil, err
@@ -96,6 +102,7 @@ func startAskServer(ctx context.Context, ask askFunc, cwd string) (*askServer, e
 	s := &askServer{
 		ask:    ask,
 		cwd:    cwd,
+		beat:   beat,
 		path:   "/mcp/" + hex.EncodeToString(token),
 		addr:   ln.Addr().String(),
 		served: make(chan struct{}),
@@ -127,7 +134,10 @@ func startAskServer(ctx context.Context, ask askFunc, cwd string) (*askServer, e
 		s.Close()
 		return nil, err
 	}
+	// Under mu: Close, run by AfterFunc at once if ctx has ended, reads it.
+	s.mu.Lock()
 	s.stopWatch = context.AfterFunc(ctx, s.Close)
+	s.mu.Unlock()
 	return s, nil
 }
 
@@ -160,8 +170,11 @@ func (s *askServer) writeConfig() error {
 // config file is removed. Safe more than once and from several goroutines.
 func (s *askServer) Close() {
 	s.closeOnce.Do(func() {
-		if s.stopWatch != nil {
-			s.stopWatch()
+		s.mu.Lock()
+		stop := s.stopWatch
+		s.mu.Unlock()
+		if stop != nil {
+			stop()
 		}
 		s.cancel()
 		_ = s.srv.Close()
@@ -204,19 +217,61 @@ func (s *askServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	status, reply := s.handle(r.Context(), body)
+	status, reply, started := s.wait(w, r.Context(), body)
 	if reply == nil {
-		w.WriteHeader(status)
+		if !started {
+			w.WriteHeader(status)
+		}
 		return
 	}
 	b, err := json.Marshal(reply)
 	if err != nil {
-		// Only a tool input json could not re-encode; it came from JSON.
+		// Only a tool input could fail to re-encode, and it came as JSON.
 		status, b = http.StatusInternalServerError, []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}`)
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
+	if !started {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+	}
 	_, _ = w.Write(b)
+}
+
+// wait handles the message while keeping the response alive. A person
+// may take many minutes to answer, and an HTTP client may give up on a
+// response whose headers are slow to come (Node's fetch does after five
+// minutes). So once beat has passed without an answer, wait sends the
+// headers (200, JSON: only a tools/call waits, and its errors are 200
+// too), then a space every beat, which JSON allows before the reply;
+// started says it did. Only this goroutine writes to w.
+func (s *askServer) wait(w http.ResponseWriter, ctx context.Context, body []byte) (status int, reply *rpcReply, started bool) {
+	type answer struct {
+		status int
+		reply  *rpcReply
+	}
+	done := make(chan answer, 1)
+	go func() {
+		status, reply := s.handle(ctx, body)
+		done <- answer{status, reply}
+	}()
+	tick := time.NewTicker(s.beat)
+	defer tick.Stop()
+	flusher, _ := w.(http.Flusher)
+	for {
+		select {
+		case a := <-done:
+			return a.status, a.reply, started
+		case <-tick.C:
+			if !started {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusOK)
+				started = true
+			}
+			_, _ = w.Write([]byte(" "))
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+	}
 }
 
 // local reports whether host names this server: its own address, or

@@ -24,8 +24,12 @@ type askTest struct {
 }
 
 func newAskTest(t *testing.T, ask askFunc) *askTest {
+	return newAskTestBeat(t, ask, time.Minute)
+}
+
+func newAskTestBeat(t *testing.T, ask askFunc, beat time.Duration) *askTest {
 	t.Helper()
-	s, err := startAskServer(context.Background(), ask, "/home/me/project")
+	s, err := startAskServer(context.Background(), ask, "/home/me/project", beat)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,6 +214,40 @@ func TestAskServerDetail(t *testing.T) {
 	}
 }
 
+// An answer slow to come keeps the response alive with spaces before
+// the JSON; the reply is the same.
+func TestAskServerKeepsSlowAnswersAlive(t *testing.T) {
+	t.Parallel()
+	a := newAskTestBeat(t, func(ctx context.Context, tool, detail string) (bool, error) {
+		time.Sleep(120 * time.Millisecond)
+		return true, nil
+	}, 20*time.Millisecond)
+	req, _ := http.NewRequest("POST", a.s.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"approve","arguments":{"tool_name":"Bash","input":{"command":"ls"}}}}`))
+	start := time.Now()
+	resp, err := a.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if took := time.Since(start); took > 100*time.Millisecond {
+		t.Errorf("headers came after %v", took)
+	}
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("status %d, content type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	b, _ := io.ReadAll(resp.Body)
+	body := string(b)
+	if !strings.HasPrefix(body, "  ") {
+		t.Errorf("no keep-alive spaces: %q", body)
+	}
+	if want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"text":"{\"behavior\":\"allow\",\"updatedInput\":{\"command\":\"ls\"}}","type":"text"}]}}`; strings.TrimLeft(body, " ") != want {
+		t.Errorf("body %q, want spaces then %s", body, want)
+	}
+	if status, body := a.post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); status != 200 || body != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+		t.Errorf("a quick answer: %d %q", status, body)
+	}
+}
+
 // Closing the server cancels the pending ask, ends every goroutine it
 // started, frees the port and removes the config file.
 func TestAskServerClose(t *testing.T) {
@@ -295,7 +333,7 @@ func serverGoroutines() []string {
 func TestAskServerClosesWithContext(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
-	s, err := startAskServer(ctx, never, "")
+	s, err := startAskServer(ctx, never, "", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,6 +373,7 @@ func FuzzAskServerMessage(f *testing.F) {
 	}
 	s := &askServer{
 		ask:   func(context.Context, string, string) (bool, error) { return true, nil },
+		beat:  time.Minute,
 		calls: map[string]context.CancelFunc{},
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
