@@ -558,7 +558,7 @@ func TestATaskAsksThroughItsTaskAndTheChat(t *testing.T) {
 	})
 	e := setup(t, []engineOpt{{id: "main", name: "Main", srv: srv}})
 	c := e.chat(t, "main", task.Ask, e.dir)
-	for i, viaChat := range []bool{false, true} {
+	for i, c2 := range []struct{ viaChat, allow bool }{{false, true}, {true, true}, {false, false}} {
 		tk, err := e.h.Background(context.Background(), taskrun.CreateRequest{Text: fmt.Sprintf("write %d", i), ConversationID: c.ID})
 		if err != nil {
 			t.Fatal(err)
@@ -572,11 +572,14 @@ func TestATaskAsksThroughItsTaskAndTheChat(t *testing.T) {
 		if own.Ask == nil || own.Ask.Tool != "write_file" {
 			t.Fatalf("the question is not in the task's chat: %+v", own.Ask)
 		}
-		if viaChat {
-			if _, err := e.chats.Answer(own.ID, own.Ask.ID, true); err != nil {
+		if approvals := e.tasks.Approvals(); len(approvals) != 1 || approvals[0].TaskID != tk.ID {
+			t.Fatalf("the approval inbox: %+v", approvals)
+		}
+		if c2.viaChat {
+			if _, err := e.chats.Answer(own.ID, own.Ask.ID, c2.allow); err != nil {
 				t.Fatal(err)
 			}
-		} else if _, err := e.tasks.Answer(tk.ID, tk.Ask.ID, true); err != nil {
+		} else if _, err := e.tasks.Answer(tk.ID, tk.Ask.ID, c2.allow); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, "the task done", func() bool {
@@ -584,11 +587,19 @@ func TestATaskAsksThroughItsTaskAndTheChat(t *testing.T) {
 			tk = x
 			return x.Status.Finished()
 		})
-		if tk.Status != task.Done || tk.Result.Source != task.SourceReport || !strings.Contains(tk.Summary, "Wrote out.txt") {
+		if tk.Status != task.Done || tk.Result.Source != task.SourceReport || !strings.Contains(tk.Summary, "Wrote out.txt") || tk.Ask != nil {
 			t.Fatalf("task: %s %q %q", tk.Status, tk.Summary, tk.Error)
 		}
-		if !contains(tk.Steps, "You allowed it") {
-			t.Errorf("steps: %v", tk.Steps)
+		step, said := "You allowed it", "Wrote 6 bytes"
+		if !c2.allow {
+			step, said = "You declined it", "The person declined"
+		}
+		if !contains(tk.Steps, step) || !strings.Contains(tk.Summary, said) {
+			t.Errorf("steps %v, summary %q", tk.Steps, tk.Summary)
+		}
+		own, _ = e.chats.Snapshot(tk.ConversationID)
+		if own.Ask != nil || own.Running {
+			t.Errorf("the task's chat still asks or runs: %+v", own)
 		}
 	}
 	if b, err := os.ReadFile(filepath.Join(e.dir, "out.txt")); err != nil || string(b) != "hello\n" {

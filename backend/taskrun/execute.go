@@ -222,6 +222,15 @@ func (r *Runner) ask(ctx context.Context, e *entry, tool, detail string) (bool, 
 	e.mu.Lock()
 	pending := e.askID == q.ID
 	e.askID = ""
+	if pending && ctx.Err() == nil {
+		// Timed out: denied, and the task works on (or ends) saying why.
+		_, _ = r.updateLocked(e, func(t *task.Task) error {
+			t.Ask = nil
+			t.Current = ""
+			t.AddStep("No answer within an hour, so it did not run")
+			return t.SetStatus(task.Running, r.cfg.Now())
+		})
+	}
 	e.mu.Unlock()
 	if !pending { // answered at the same moment: the answer wins
 		if allow := <-answer; allow {

@@ -580,14 +580,19 @@ func (r *Runner) Answer(id, askID string, allow bool) (task.Task, error) {
 	if e.askID == "" || e.askID != askID || e.t.Status != task.NeedsYou {
 		return e.t.Clone(), fmt.Errorf("answer task %s: question %s is not waiting for an answer: %w", id, askID, ErrConflict)
 	}
-	if allow {
-		if _, err := r.updateLocked(e, func(t *task.Task) error {
-			t.Ask = nil
+	// Either way the task works on: an agent's chat carries on after a
+	// denial, a shell command ends there.
+	if _, err := r.updateLocked(e, func(t *task.Task) error {
+		t.Ask = nil
+		t.Current = ""
+		if allow {
 			t.AddStep("You allowed it")
-			return t.SetStatus(task.Running, r.cfg.Now())
-		}); err != nil {
-			return e.t.Clone(), err
+		} else {
+			t.AddStep("You declined it")
 		}
+		return t.SetStatus(task.Running, r.cfg.Now())
+	}); err != nil {
+		return e.t.Clone(), err
 	}
 	e.askID = ""
 	e.answer <- allow
