@@ -82,7 +82,7 @@ type askServer struct {
 	stopWatch func() bool // stops closing on the run's ctx
 
 	mu    sync.Mutex
-	calls map[string]context.CancelFunc // approve calls in flight, by JSON-RPC id
+	calls map[string]*pendingCall // approve calls in flight, by idKey
 
 	closeOnce sync.Once
 }
@@ -106,7 +106,7 @@ func startAskServer(ctx context.Context, ask askFunc, cwd string, beat time.Dura
 		path:   "/mcp/" + hex.EncodeToString(token),
 		addr:   ln.Addr().String(),
 		served: make(chan struct{}),
-		calls:  map[string]context.CancelFunc{},
+		calls:  map[string]*pendingCall{},
 	}
 	s.url = "http://" + s.addr + s.path
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -214,6 +214,8 @@ func (s *askServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			http.Error(w, "request too large", http.StatusRequestEntityTooLarge)
+		} else {
+			http.Error(w, "bad request", http.StatusBadRequest)
 		}
 		return
 	}
@@ -443,11 +445,15 @@ func (s *askServer) approve(ctx context.Context, m rpcMessage) (any, *rpcError) 
 	defer cancel()
 	key := idKey(m.ID)
 	s.mu.Lock()
-	s.calls[key] = cancel
+	call := &pendingCall{cancel}
+	s.calls[key] = call
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		delete(s.calls, key)
+		// A client that reused the id has replaced it; leave that one.
+		if s.calls[key] == call {
+			delete(s.calls, key)
+		}
 		s.mu.Unlock()
 	}()
 
@@ -474,6 +480,11 @@ func (s *askServer) approve(ctx context.Context, m rpcMessage) (any, *rpcError) 
 	return map[string]any{"content": []any{map[string]any{"type": "text", "text": string(text)}}}, nil
 }
 
+// pendingCall is an approve call waiting for the person.
+type pendingCall struct {
+	cancel context.CancelFunc
+}
+
 // cancelCall ends the ask of the call a notifications/cancelled names.
 func (s *askServer) cancelCall(params json.RawMessage) {
 	var p struct {
@@ -484,8 +495,8 @@ func (s *askServer) cancelCall(params json.RawMessage) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if cancel := s.calls[idKey(p.RequestID)]; cancel != nil {
-		cancel()
+	if call := s.calls[idKey(p.RequestID)]; call != nil {
+		call.cancel()
 	}
 }
 

@@ -374,7 +374,7 @@ func FuzzAskServerMessage(f *testing.F) {
 	s := &askServer{
 		ask:   func(context.Context, string, string) (bool, error) { return true, nil },
 		beat:  time.Minute,
-		calls: map[string]context.CancelFunc{},
+		calls: map[string]*pendingCall{},
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	f.Fuzz(func(t *testing.T, body []byte) {
