@@ -47,16 +47,18 @@ export function looksAtTasks(v: View): boolean {
   return v.page === Page.Tasks && v.visible && v.focused;
 }
 
-/** Reports whether the person already sees the chat t came from (its card is there). */
-export function looksAtChatOf(t: Pick<Task, 'parentConversationId'>, v: View): boolean {
-  return t.parentConversationId !== '' && v.page === Page.Chat && v.chat === t.parentConversationId && v.visible && v.focused;
+/** Reports whether the person already sees the chat t came from (its card is there) or its own chat. */
+export function looksAtChatOf(t: Pick<Task, 'parentConversationId' | 'conversationId'>, v: View): boolean {
+  if (v.page !== Page.Chat || !v.visible || !v.focused || !v.chat) return false;
+  return v.chat === t.parentConversationId || v.chat === t.conversationId;
 }
 
 /**
  * The toast a live change from before to after deserves, or null. A task
  * that was not finished and is now done or failed raises a finish toast
- * unless the person looks at the tasks page; a new question raises one
- * unless the person is on the approvals or tasks page (both show it).
+ * unless the person looks at the tasks page or its chat; a new question
+ * raises one unless the person is on the approvals or tasks page or looks at
+ * its chat (all show it).
  */
 export function toastFor(before: Task | undefined, after: Task, view: View): ToastSpec | null {
   const title = titleOf(after);
@@ -71,7 +73,7 @@ export function toastFor(before: Task | undefined, after: Task, view: View): Toa
     return { kind: ToastKind.Finished, taskId: after.id, tone: 'red', title: `${title} — didn't finish`, body: reason };
   }
   if (after.status === Status.NeedsYou && after.ask && before?.ask?.id !== after.ask.id) {
-    if (view.page === Page.Approvals || view.page === Page.Tasks) return null;
+    if (view.page === Page.Approvals || view.page === Page.Tasks || looksAtChatOf(after, view)) return null;
     return { kind: ToastKind.Question, taskId: after.id, tone: 'amber', title: `${title} — needs your OK`, body: after.ask.detail };
   }
   return null;

@@ -54,6 +54,14 @@ describe('toastFor', () => {
     expect(toastFor(from, done, { page: Page.Chat, chat: 'c1', visible: true, focused: false })?.tone).toBe('green');
   });
 
+  it('raises no question toast while the person looks at the task’s chat or the one it came from', () => {
+    const from = makeTask({ id: 'a', status: Status.Running, parentConversationId: 'c1', conversationId: 'tc', rev: 2 });
+    const asking = makeTask({ id: 'a', status: Status.NeedsYou, parentConversationId: 'c1', conversationId: 'tc', ask, rev: 3 });
+    expect(toastFor(from, asking, { page: Page.Chat, chat: 'c1', visible: true, focused: true })).toBeNull();
+    expect(toastFor(from, asking, { page: Page.Chat, chat: 'tc', visible: true, focused: true })).toBeNull();
+    expect(toastFor(from, asking, { page: Page.Chat, chat: 'other', visible: true, focused: true })?.tone).toBe('amber');
+  });
+
   it('counts a queued task that fails at once', () => {
     expect(toastFor(makeTask({ id: 'a' }), makeTask({ id: 'a', status: Status.Failed, error: 'bash is missing' }), away)?.tone).toBe('red');
   });
