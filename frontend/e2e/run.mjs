@@ -203,7 +203,8 @@ async function visit(page, name) {
  * request it streams a text reply in several pieces. "split this into three
  * parts" makes it call delegate with three parts, and answer once their
  * results are back. A task's own chat (its system prompt says so) reads
- * notes.txt slowly, then calls report_result.
+ * notes.txt slowly (or writes summary.txt when told to write), then calls
+ * report_result.
  * @returns {Promise<{url: string, requests: any[], close: () => void}>}
  */
 function startModelServer() {
@@ -271,8 +272,9 @@ function startModelServer() {
       // Helper n of a split waits n seconds, so the cards show them at work side by side.
       const part = Number(/part (\d)/i.exec(userText)?.[1] ?? '0');
       if (!toolDone) {
-        await sleep(part > 0 ? 1000 + part * 900 : 2500);
-        await callTool('read_file', { path: 'notes.txt' });
+        await sleep(part > 0 ? 1000 + part * 900 : writing ? 300 : 2500);
+        if (writing) await callTool('write_file', { path: 'summary.txt', content: 'hello, summed up\n' });
+        else await callTool('read_file', { path: 'notes.txt' });
       } else {
         await sleep(part > 0 ? 600 : 1200);
         const what = part > 0 ? `Part ${part} is done: the notes have one line.` : 'The notes say **hello from e2e**.';
@@ -1028,6 +1030,33 @@ async function main() {
       await shoot(page, 'chat-helper-banner');
       await banner.getByRole('link', { name: 'Notes check' }).click();
       await until('back in the chat', async () => (await page.evaluate(() => location.hash)) === `#chat/${encodeURIComponent(parentChat)}`);
+    });
+
+    await check("a background task that needs an OK says so on its card; its chat asks, and Allow lets it finish", async () => {
+      if (!bgTask) throw new Error('not run: no background task');
+      const view = page.locator('#chat');
+      const box = view.getByRole('textbox', { name: 'Message' });
+      await box.fill('Write a summary of the notes');
+      await view.getByRole('button', { name: /Do it in the background/ }).click();
+      await until('the composer to clear', async () => (await box.inputValue()) === '');
+      const t = await until('the task on the server', async () =>
+        (await api(origin, token, 'GET', '/api/tasks')).json.tasks.find((/** @type {any} */ x) => x.text === 'Write a summary of the notes'),
+      );
+      const c = taskCard(t.id);
+      await until('the card to need an OK', async () => (await c.getAttribute('data-status', { timeout: 1000 })) === 'needs-you', 30_000);
+      const see = c.getByRole('link', { name: "See what it's asking" });
+      await see.waitFor({ timeout: stepTimeout });
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat-task-asking');
+      await see.click();
+      await until("the task's chat to open", async () => (await page.evaluate(() => location.hash)) === `#chat/${encodeURIComponent(t.conversationId)}`);
+      const ask = page.locator('#chat .ask.pending');
+      await until('the question to name the file', async () => ((await ask.textContent()) ?? '').includes('summary.txt'));
+      await ask.getByRole('button', { name: 'Allow' }).click();
+      await until('the file to be written', async () => existsSync(join(chatDir, 'summary.txt')));
+      await page.locator('#chat [data-task-banner]').getByRole('link', { name: 'Notes check' }).click();
+      await until('the card to be done', async () => (await taskCard(t.id).getAttribute('data-status', { timeout: 1000 })) === 'done', 30_000);
+      await page.locator(`#chat [data-task-result][data-task-id="${t.id}"]`).waitFor({ timeout: stepTimeout });
     });
 
     await check('a task from a chat: the tasks page card opens its chat, app.open opens the chat it came from; app.compose and the palette send the chat composer', async () => {
