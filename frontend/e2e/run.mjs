@@ -991,6 +991,7 @@ async function main() {
       const banner = page.locator('#chat [data-task-banner]');
       await until('the banner to name the chat it came from', async () => ((await banner.textContent()) ?? '').replace(/\s+/g, ' ').includes('Background task from Notes check'));
       await page.locator('#chat [data-kind="user"]', { hasText: 'Summarise the notes file for me' }).waitFor({ timeout: stepTimeout });
+      await page.locator('#chat [data-task-result]', { hasText: 'hello from e2e' }).waitFor({ timeout: stepTimeout });
       if ((await page.locator(`nav a[data-chat-id="${bgTask.conversationId}"]`).count()) !== 0) throw new Error('the task chat is in the chat list');
       await page.mouse.move(0, 0);
       await shoot(page, 'chat-task-banner');
@@ -1021,6 +1022,9 @@ async function main() {
       await until('the reply in view', async () => view.locator('[data-kind="assistant"]', { hasText: 'All 3 helpers are back' }).isVisible());
       await page.mouse.move(0, 0);
       await shoot(page, 'chat-helpers-done');
+      await page.setViewportSize({ width: 720, height: 700 });
+      await shoot(page, 'chat-helpers-narrow');
+      await page.setViewportSize({ width: 1200, height: 820 });
       // A helper's chat says which part it is.
       const second = helpers.find((/** @type {any} */ t) => t.title === 'Check part 2');
       await group.locator(`[data-task-card][data-task-id="${second.id}"]`).getByRole('link', { name: 'Open' }).click();
@@ -1057,6 +1061,24 @@ async function main() {
       await page.locator('#chat [data-task-banner]').getByRole('link', { name: 'Notes check' }).click();
       await until('the card to be done', async () => (await taskCard(t.id).getAttribute('data-status', { timeout: 1000 })) === 'done', 30_000);
       await page.locator(`#chat [data-task-result][data-task-id="${t.id}"]`).waitFor({ timeout: stepTimeout });
+    });
+
+    await check('Stop on a working card stops the task; the card says Stopped', async () => {
+      if (!bgTask) throw new Error('not run: no background task');
+      const view = page.locator('#chat');
+      const box = view.getByRole('textbox', { name: 'Message' });
+      await box.fill('Summarise the notes, but slowly');
+      await box.press('Control+Shift+Enter');
+      await until('the composer to clear', async () => (await box.inputValue()) === '');
+      const t = await until('the task on the server', async () =>
+        (await api(origin, token, 'GET', '/api/tasks')).json.tasks.find((/** @type {any} */ x) => x.text === 'Summarise the notes, but slowly'),
+      );
+      const c = taskCard(t.id);
+      await until('the card to be working', async () => (await c.getAttribute('data-status', { timeout: 1000 })) === 'running');
+      await until('elapsed to tick', async () => /^[1-9]\d*s$/.test(((await c.locator('.elapsed').textContent()) ?? '').trim()));
+      await c.getByRole('button', { name: 'Stop' }).click();
+      await until('the card to say Stopped', async () => (await c.getAttribute('data-status', { timeout: 1000 })) === 'stopped' && ((await c.locator('.chip').textContent()) ?? '').includes('Stopped'));
+      if ((await c.getByRole('button', { name: 'Stop' }).count()) !== 0) throw new Error('Stop stayed on a stopped card');
     });
 
     await check('a task from a chat: the tasks page card opens its chat, app.open opens the chat it came from; app.compose and the palette send the chat composer', async () => {
