@@ -1093,6 +1093,9 @@ async function main() {
       await page.getByRole('heading', { level: 1 }).first().waitFor({ timeout: stepTimeout });
       await until('the event stream to open', async () => sockets.length > 0);
       await visit(page, 'tasks');
+      await card(page, 'Summarise the notes file for me').getByRole('link', { name: 'Open chat' }).waitFor({ timeout: stepTimeout });
+      await page.mouse.move(0, 0);
+      await shoot(page, 'tasks-from-chats');
       await card(page, 'Summarise the notes file for me').getByRole('link', { name: 'Open chat' }).click();
       await until("the task's chat to open", async () => (await page.evaluate(() => location.hash)) === `#chat/${encodeURIComponent(bgTask.conversationId)}`);
       await visit(page, 'doctor');
