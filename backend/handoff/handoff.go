@@ -209,7 +209,7 @@ func (s *Service) follow(t task.Task) {
 // update is the task event a parent chat records.
 func update(t task.Task) conversation.TaskUpdate {
 	ev := conversation.TaskUpdate{
-		TaskID: t.ID, TaskKind: t.Kind, Status: t.Status, Title: t.Title, By: t.By,
+		TaskID: t.ID, ConversationID: t.ConversationID, TaskKind: t.Kind, Status: t.Status, Title: t.Title, By: t.By,
 		GroupID: t.GroupID, Part: t.Part, Parts: t.Parts, Error: t.Error, Note: t.Note,
 	}
 	if t.Worktree != nil && t.Worktree.Kept {

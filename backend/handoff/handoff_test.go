@@ -493,7 +493,7 @@ func TestBackgroundTasksPostResultsAndWakeOnlyWhenTheAssistantAsked(t *testing.T
 		}
 	}
 	final := waitFinal(t, e, c.ID, tk.ID)
-	if final.Summary != "Tidied the README." || final.Status != task.Done {
+	if final.Summary != "Tidied the README." || final.Status != task.Done || final.ConversationID != tk.ConversationID {
 		t.Fatalf("final event: %+v", final)
 	}
 	done, _ := e.tasks.Get(tk.ID)

@@ -155,18 +155,20 @@ type Message struct {
 // transcript folds a task's events into one card; a Final event carries a
 // finished background task's result back into the chat.
 type TaskUpdate struct {
-	TaskID   string      `json:"taskId"`
-	TaskKind task.Kind   `json:"taskKind"`
-	Status   task.Status `json:"status"`
-	Title    string      `json:"title"`
-	By       string      `json:"by,omitempty"`
-	GroupID  string      `json:"groupId,omitempty"`
-	Part     int         `json:"part,omitempty"`
-	Parts    int         `json:"parts,omitempty"`
-	Summary  string      `json:"summary,omitempty"`
-	Error    string      `json:"error,omitempty"`
-	Note     string      `json:"note,omitempty"`
-	Branch   string      `json:"branch,omitempty"`
+	TaskID string `json:"taskId"`
+	// ConversationID is the task's own chat.
+	ConversationID string      `json:"conversationId,omitempty"`
+	TaskKind       task.Kind   `json:"taskKind"`
+	Status         task.Status `json:"status"`
+	Title          string      `json:"title"`
+	By             string      `json:"by,omitempty"`
+	GroupID        string      `json:"groupId,omitempty"`
+	Part           int         `json:"part,omitempty"`
+	Parts          int         `json:"parts,omitempty"`
+	Summary        string      `json:"summary,omitempty"`
+	Error          string      `json:"error,omitempty"`
+	Note           string      `json:"note,omitempty"`
+	Branch         string      `json:"branch,omitempty"`
 	// Final marks the result coming back: the model reads it as news.
 	Final bool `json:"final,omitempty"`
 }
