@@ -38,6 +38,12 @@ export interface Backend {
   deleteTask(id: string): Promise<void>;
   /** Answers the pending question askId of a task that needs the person. */
   answerTask(id: string, askId: string, allow: boolean): Promise<Task>;
+  /**
+   * Removes a finished helper's kept worktree and its branch. One that holds
+   * work is removed only with confirm; without it the answer is a 409
+   * (`conflict`) saying what it holds.
+   */
+  removeWorktree(id: string, confirm: boolean): Promise<Task>;
   /** Every pending question across tasks, oldest first. The app derives its list from the tasks; this is for a fresh look. */
   approvals(): Promise<Approval[]>;
   /** The doctor's report: what is wrong and where to fix it. */

@@ -225,6 +225,8 @@ export interface Preferences {
   budget?: { monthly: number };
   /** USD per million tokens, by model id or its start; unlisted models cost nothing. */
   prices?: Record<string, { input: number; output: number; cacheRead?: number }>;
+  /** The provider a task carries on with, once, when its own reaches its usage limit ('' fails the task). */
+  limitFallback: string;
 }
 
 /** The bounds of the monthly budget, in USD. */

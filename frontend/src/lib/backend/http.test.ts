@@ -141,7 +141,7 @@ describe('HttpBackend.readOutput', () => {
 });
 
 describe('HttpBackend approvals, doctor and preferences', () => {
-  const prefs = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: false } };
+  const prefs = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: false }, limitFallback: 'codex' };
 
   it('reads the approvals, the doctor and the preferences', async () => {
     const answers: Record<string, unknown> = {
@@ -181,6 +181,26 @@ describe('HttpBackend approvals, doctor and preferences', () => {
       expect(init).toMatchObject({ method: 'PATCH', body: JSON.stringify(prefs), headers: expect.objectContaining({ 'Content-Type': 'application/json' }) });
       fetchMock.mockResolvedValueOnce(new Response('{"error":{"code":"invalid","message":"limits.helper must be between 1 and 64, got 0"}}', { status: 400 }));
       await expect(new HttpBackend().setPreferences(prefs)).rejects.toMatchObject({ code: 'invalid', status: 400 });
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+});
+
+describe('HttpBackend removeWorktree', () => {
+  it('posts {confirm} to remove-worktree and reads a 409 as a conflict with its message', async () => {
+    const fetchMock = vi.fn(async (_path: string, init?: RequestInit) =>
+      JSON.parse(init?.body as string).confirm
+        ? new Response('{"id":"t 1","worktree":{"kept":false}}', { status: 200 })
+        : new Response('{"error":{"code":"conflict","message":"Its worktree holds work (1 commit); confirm to remove it."}}', { status: 409 }),
+    );
+    vi.stubGlobal('fetch', fetchMock);
+    try {
+      const b = new HttpBackend();
+      await expect(b.removeWorktree('t 1', false)).rejects.toMatchObject({ code: 'conflict', status: 409, message: 'Its worktree holds work (1 commit); confirm to remove it.' });
+      expect(await b.removeWorktree('t 1', true)).toMatchObject({ id: 't 1', worktree: { kept: false } });
+      expect(fetchMock).toHaveBeenCalledWith('/api/tasks/t%201/remove-worktree', expect.objectContaining({ method: 'POST', body: '{"confirm":false}' }));
+      expect(fetchMock).toHaveBeenLastCalledWith('/api/tasks/t%201/remove-worktree', expect.objectContaining({ method: 'POST', body: '{"confirm":true}' }));
     } finally {
       vi.unstubAllGlobals();
     }

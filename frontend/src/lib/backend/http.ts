@@ -124,6 +124,10 @@ export class HttpBackend implements Backend {
     return this.json<Task>('POST', `${taskPath(id)}/answer`, { askId, allow });
   }
 
+  removeWorktree(id: string, confirm: boolean): Promise<Task> {
+    return this.json<Task>('POST', `${taskPath(id)}/remove-worktree`, { confirm });
+  }
+
   async approvals(): Promise<Approval[]> {
     const body = await this.json<{ approvals: Approval[] | null }>('GET', '/api/approvals');
     return body.approvals ?? [];

@@ -14,6 +14,7 @@ function bindings(over: Partial<AppBindings> = {}): AppBindings {
     RetryTask: no,
     DeleteTask: no,
     AnswerTask: no,
+    RemoveWorktree: no,
     Approvals: no,
     Doctor: no,
     Preferences: no,
@@ -38,13 +39,23 @@ describe('WailsBackend', () => {
     expect(pickBackend({} as Window)).toBeInstanceOf(HttpBackend);
   });
 
+  it('removes a worktree through RemoveWorktree, its 409 as a conflict', async () => {
+    const remove = vi.fn((id: string, confirm: boolean) =>
+      confirm ? Promise.resolve({ id } as never) : Promise.reject('{"error":{"code":"conflict","message":"Its worktree holds work (1 commit)."}}'),
+    );
+    const b = new WailsBackend(bindings({ RemoveWorktree: remove }), undefined);
+    await expect(b.removeWorktree('t1', false)).rejects.toMatchObject({ code: 'conflict', message: 'Its worktree holds work (1 commit).' });
+    expect(await b.removeWorktree('t1', true)).toEqual({ id: 't1' });
+    expect(remove).toHaveBeenLastCalledWith('t1', true);
+  });
+
   it('reads the JSON error a binding rejects with', async () => {
     const b = new WailsBackend(bindings({ StopTask: () => Promise.reject('{"error":{"code":"invalid_transition","message":"Task is done."}}') }), undefined);
     await expect(b.stopTask('x')).rejects.toMatchObject({ code: 'invalid_transition', message: 'Task is done.' });
   });
 
   it('calls the approvals, doctor and preferences bindings', async () => {
-    const prefs = { limits: { background: 2, helper: 4 }, notifications: { tasks: false, approvals: true } };
+    const prefs = { limits: { background: 2, helper: 4 }, notifications: { tasks: false, approvals: true }, limitFallback: '' };
     const set = vi.fn(async (p: typeof prefs) => p);
     const b = new WailsBackend(
       bindings({

@@ -30,6 +30,7 @@ export interface AppBindings {
   RetryTask(id: string): Promise<Task>;
   DeleteTask(id: string): Promise<null>;
   AnswerTask(id: string, askId: string, allow: boolean): Promise<Task>;
+  RemoveWorktree(id: string, confirm: boolean): Promise<Task>;
   Approvals(): Promise<Approval[] | null>;
   Doctor(): Promise<DoctorReport>;
   Preferences(): Promise<Preferences>;
@@ -109,6 +110,9 @@ export class WailsBackend implements Backend {
   }
   async approvals(): Promise<Approval[]> {
     return (await call(() => this.app.Approvals())) ?? [];
+  }
+  removeWorktree(id: string, confirm: boolean): Promise<Task> {
+    return call(() => this.app.RemoveWorktree(id, confirm));
   }
   doctor(): Promise<DoctorReport> {
     return call(() => this.app.Doctor());

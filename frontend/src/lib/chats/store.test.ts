@@ -20,6 +20,7 @@ function backend(over: Partial<ReturnType<typeof chatMethods>> = {}): Backend {
     doctor: no,
     preferences: no,
     setPreferences: no,
+    removeWorktree: no,
     subscribe: () => () => {},
     ...chatMethods(),
     ...over,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Preferences } from '../backend/contract';
-import { parseBudget, parseLimit, withBudget, withLimit, withTopic } from './settings';
+import { fallbackChoices, parseBudget, parseLimit, withBudget, withLimit, withLimitFallback, withTopic } from './settings';
 
 describe('parseLimit', () => {
   it('takes whole numbers from 1 to 64', () => {
@@ -20,12 +20,12 @@ describe('parseLimit', () => {
 });
 
 describe('withLimit / withTopic', () => {
-  const p: Preferences = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true } };
+  const p: Preferences = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, limitFallback: '' };
 
   it('changes one field and leaves the original alone', () => {
-    expect(withLimit(p, 'helper', 8)).toEqual({ limits: { background: 3, helper: 8 }, notifications: { tasks: true, approvals: true } });
-    expect(withTopic(p, 'tasks', false)).toEqual({ limits: { background: 3, helper: 4 }, notifications: { tasks: false, approvals: true } });
-    expect(p).toEqual({ limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true } });
+    expect(withLimit(p, 'helper', 8)).toEqual({ limits: { background: 3, helper: 8 }, notifications: { tasks: true, approvals: true }, limitFallback: '' });
+    expect(withTopic(p, 'tasks', false)).toEqual({ limits: { background: 3, helper: 4 }, notifications: { tasks: false, approvals: true }, limitFallback: '' });
+    expect(p).toEqual({ limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, limitFallback: '' });
   });
 });
 
@@ -41,11 +41,38 @@ describe('monthly budget', () => {
     expect(parseBudget('2000000')).toHaveProperty('error');
   });
   it('changes only the budget', () => {
-    const p = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: false }, budget: { monthly: 0 }, prices: { x: { input: 1, output: 2 } } };
+    const p = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: false }, budget: { monthly: 0 }, prices: { x: { input: 1, output: 2 } }, limitFallback: 'codex' };
     const next = withBudget(p, 20);
     expect(next.budget?.monthly).toBe(20);
     expect(next.limits).toEqual(p.limits);
     expect(next.prices).toEqual(p.prices);
     expect(p.budget?.monthly).toBe(0);
+  });
+
+  it('offers no fallback first, then the connected providers', () => {
+    const providers = [
+      { id: 'anthropic', name: 'Anthropic', ready: true, canAsk: true },
+      { id: 'codex', name: 'Codex CLI', ready: false, canAsk: true },
+      { id: 'plain', name: '', ready: true, canAsk: true },
+      { id: 'mute', name: 'Mute', ready: true, canAsk: false },
+    ];
+    expect(fallbackChoices(providers, '')).toEqual([
+      { id: '', label: 'Fail the task (no fallback)' },
+      { id: 'anthropic', label: 'Anthropic' },
+      { id: 'plain', label: 'plain' },
+    ]);
+  });
+  it('keeps offering the saved fallback when it is not connected now', () => {
+    const providers = [{ id: 'codex', name: 'Codex CLI', ready: false, canAsk: true }];
+    expect(fallbackChoices(providers, 'codex').at(-1)).toEqual({ id: 'codex', label: 'Codex CLI (not ready)' });
+    expect(fallbackChoices([], 'gone').at(-1)).toEqual({ id: 'gone', label: 'gone (not connected)' });
+    expect(fallbackChoices([{ id: 'gone', name: 'Gone', ready: true, canAsk: true }], 'gone')).toHaveLength(2);
+  });
+  it('changes only the limit fallback', () => {
+    const p: Preferences = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 5 }, limitFallback: '' };
+    const next = withLimitFallback(p, 'anthropic');
+    expect(next).toEqual({ ...p, limitFallback: 'anthropic' });
+    expect(p.limitFallback).toBe('');
+    expect(withLimitFallback(next, '').limitFallback).toBe('');
   });
 });

@@ -1,7 +1,7 @@
 // The settings page's rules: what a limit may be and how a change becomes
 // the whole preferences object that SetPreferences (and PATCH) take.
 
-import { budgetRange, limitRange, type Preferences } from '../backend/contract';
+import { budgetRange, limitRange, type Preferences, type Provider } from '../backend/contract';
 
 /** A limit preferences hold. */
 export type LimitKey = keyof Preferences['limits'];
@@ -53,4 +53,39 @@ export function parseBudget(raw: string): { value: number } | { error: string } 
 /** p with the monthly budget changed. */
 export function withBudget(p: Preferences, monthly: number): Preferences {
   return { ...p, limits: { ...p.limits }, notifications: { ...p.notifications }, budget: { monthly } };
+}
+
+/** The words of the limit fallback setting. */
+export const fallbackText = {
+  label: 'When a provider reaches its limit',
+  none: 'Fail the task (no fallback)',
+  explain: 'A task whose provider reaches its usage limit runs again once on this provider, and its card says so.',
+} as const;
+
+/** One choice of the limit fallback select: a provider id ('' for none) and its words. */
+export interface FallbackChoice {
+  id: string;
+  label: string;
+}
+
+/**
+ * The choices for the limit fallback: none first, then every connected
+ * provider (ready and able to ask) by name. The saved one stays offered, said
+ * to be unavailable, when it is not connected now.
+ */
+export function fallbackChoices(providers: readonly Pick<Provider, 'id' | 'name' | 'ready' | 'canAsk'>[], current: string): FallbackChoice[] {
+  const choices: FallbackChoice[] = [{ id: '', label: fallbackText.none }];
+  const usable = providers.filter((p) => p.ready && p.canAsk);
+  for (const p of usable) choices.push({ id: p.id, label: p.name.trim() !== '' ? p.name : p.id });
+  if (current !== '' && !usable.some((p) => p.id === current)) {
+    const known = providers.find((p) => p.id === current);
+    const name = known && known.name.trim() !== '' ? known.name : current;
+    choices.push({ id: current, label: `${name} (${known ? 'not ready' : 'not connected'})` });
+  }
+  return choices;
+}
+
+/** p with the limit fallback changed ('' for none). */
+export function withLimitFallback(p: Preferences, id: string): Preferences {
+  return { ...p, limits: { ...p.limits }, notifications: { ...p.notifications }, limitFallback: id };
 }

@@ -29,8 +29,9 @@ function mockBackend(tasks: Task[] = []) {
     answerTask: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Running, rev: 10 })),
     approvals: vi.fn(async () => []),
     doctor: vi.fn(async () => ({ ok: true, checks: [] })),
-    preferences: vi.fn(async () => ({ limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true } })),
+    preferences: vi.fn(async () => ({ limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, limitFallback: '' })),
     setPreferences: vi.fn(async (p: Preferences) => p),
+    removeWorktree: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Done, rev: 12 })),
     ...chatMethods(),
     subscribe: vi.fn((ev: (e: AppEvent) => void, rc: () => void) => {
       onEvent = ev;
