@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -703,5 +704,60 @@ func TestATaskInterruptedByACrashIsToldToItsChat(t *testing.T) {
 	asks := srv.requests()
 	if len(asks) != 1 || !strings.Contains(asks[0].Last().text(), `"Sent away" ended interrupted`) {
 		t.Fatalf("the parent was asked %d times; last: %+v", len(asks), asks)
+	}
+}
+
+func TestALimitWithoutFallbackFailsSayingWhy(t *testing.T) {
+	srv := startModel(t, []string{"big-model"}, func(context.Context, asked) answer { return answer{Status: 429, Body: quota} })
+	e := setup(t, []engineOpt{{id: "main", name: "Main", srv: srv}})
+	c := e.chat(t, "main", task.Ask, e.dir)
+	tk, err := e.h.Background(context.Background(), taskrun.CreateRequest{Text: "anything", ConversationID: c.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	final := waitFinal(t, e, c.ID, tk.ID)
+	if final.Status != task.Failed || !strings.Contains(final.Error, "Main reached its usage limit") || !strings.Contains(final.Error, "quota") {
+		t.Fatalf("final: %+v", final)
+	}
+	if got, _ := e.tasks.Get(tk.ID); got.Note != "" || got.Provider != "main" {
+		t.Fatalf("no fallback, yet: note %q provider %q", got.Note, got.Provider)
+	}
+}
+
+func TestAFailingWorktreeSetupFailsTheHelperWithItsOutput(t *testing.T) {
+	repo := gitRepo(t)
+	setupScript := filepath.Join(repo, ".conch", "worktree-setup")
+	if err := os.MkdirAll(filepath.Dir(setupScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(setupScript, []byte("#!/bin/sh\necho installing deps\necho 'npm ERR! no network' >&2\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"add", ".conch"}, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "setup"}} {
+		if out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	srv := startModel(t, []string{"big-model"}, parentBrain(map[string]any{"parts": []map[string]any{
+		{"title": "Build", "instructions": "LOOK", "worktree": true},
+	}}))
+	e := setup(t, []engineOpt{{id: "main", name: "Main", srv: srv}})
+	c := e.chat(t, "main", task.Auto, repo)
+	if _, err := e.chats.Send(c.ID, "build it"); err != nil {
+		t.Fatal(err)
+	}
+	e.idle(t, c.ID)
+	ts := e.tasksOf(c.ID)
+	if len(ts) != 1 || ts[0].Status != task.Failed || !strings.Contains(ts[0].Error, "npm ERR! no network") {
+		t.Fatalf("helper: %+v", ts)
+	}
+	for _, a := range srv.requests() {
+		if a.Task() {
+			t.Fatal("the helper ran although its setup failed")
+		}
+	}
+	r := e.toolResults(t, c.ID, handoff.DelegateTool)
+	if len(r) != 1 || !strings.Contains(r[0].Output, "Didn't finish: The worktree's setup failed") {
+		t.Fatalf("merged: %+v", r)
 	}
 }
