@@ -63,6 +63,9 @@ type Service struct {
 	last    map[string]task.Status
 	waiters map[string][]chan task.Task
 	started bool
+	// listed and listedAt keep the providers a prompt listed.
+	listed   []engine
+	listedAt time.Time
 
 	signal chan struct{}
 	stop   chan struct{}

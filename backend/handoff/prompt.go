@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"conch/backend/chat/conversation"
 	"conch/backend/provider"
@@ -19,7 +20,7 @@ func (s *Service) Prompt(ctx context.Context, c conversation.Conversation) strin
 			"That summary is all the other chat will see."
 	}
 	var lines []string
-	for _, e := range s.engines(ctx) {
+	for _, e := range s.recentEngines(ctx) {
 		if e.id == c.Provider {
 			continue
 		}
@@ -51,4 +52,26 @@ func category(c provider.Category) string {
 		return "a hosted model (it works through Conch's tools)"
 	}
 	return "a provider"
+}
+
+// promptTTL is how long the providers listed in a prompt may be reused:
+// asking a coding agent's CLI how it stands starts a process, which every
+// turn need not wait for.
+const promptTTL = 30 * time.Second
+
+// recentEngines is engines, reused for promptTTL. delegate and
+// start_background_task always ask afresh.
+func (s *Service) recentEngines(ctx context.Context) []engine {
+	s.mu.Lock()
+	if s.listed != nil && time.Since(s.listedAt) < promptTTL {
+		es := s.listed
+		s.mu.Unlock()
+		return es
+	}
+	s.mu.Unlock()
+	es := s.engines(ctx)
+	s.mu.Lock()
+	s.listed, s.listedAt = es, time.Now()
+	s.mu.Unlock()
+	return es
 }
