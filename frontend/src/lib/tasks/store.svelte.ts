@@ -8,6 +8,7 @@ import { approvalsOf } from '../approvals/approvals';
 import { Group } from './language';
 import { applyEvent, badgeOf, groupTasks, queuePositions, type Badge, type Groups } from './model';
 import { OutputTail } from './output.svelte';
+import { afterFailure, idle, type Removal } from './worktree';
 
 /** An action sent to the server whose answer has not come back yet. */
 export const Pending = {
@@ -305,6 +306,22 @@ export class TasksStore {
       return Promise.resolve();
     }
     return this.#act(id, allow ? Pending.Allow : Pending.Deny, () => this.#backend.answerTask(id, askId, allow));
+  }
+
+  /**
+   * Removes a finished helper's kept worktree (confirm: even when it holds
+   * work) and says where the removal stands: idle once it is gone (the task
+   * is updated at once), confirm when it holds work, error otherwise.
+   */
+  async removeWorktree(id: string, confirm: boolean): Promise<Removal> {
+    try {
+      this.#put(await this.#backend.removeWorktree(id, confirm));
+      return idle;
+    } catch (e) {
+      const err = toApiError(e);
+      if (err.unauthorized) this.unauthorized = true;
+      return afterFailure(err, confirm);
+    }
   }
 
   /** Clears the error shown for a task. */

@@ -128,6 +128,23 @@ describe('TasksStore', () => {
     expect(s.byId.get('a')?.status).toBe(Status.Running);
   });
 
+  it('removes a kept worktree: a conflict asks, the confirmed call puts the task', async () => {
+    const w = { path: '/w', branch: 'conch/h', base: 'main', kept: true, work: { changed: 0, untracked: 0, ahead: 1, behind: 0 } };
+    const b = mockBackend([makeTask({ id: 'h', status: Status.Done, kind: 'helper', worktree: w, rev: 5 })]);
+    b.removeWorktree.mockRejectedValueOnce(new ApiError('conflict', 'Its worktree holds work (1 commit); confirm to remove it and its branch conch/h.', 409));
+    b.removeWorktree.mockResolvedValueOnce(makeTask({ id: 'h', status: Status.Done, kind: 'helper', worktree: { ...w, kept: false }, rev: 6 }));
+    const s = new TasksStore(b, now);
+    await s.reload();
+    expect(await s.removeWorktree('h', false)).toEqual({ phase: 'confirm', message: 'Its worktree holds work (1 commit); confirm to remove it and its branch conch/h.' });
+    expect(s.byId.get('h')?.worktree?.kept).toBe(true);
+    expect(await s.removeWorktree('h', true)).toEqual({ phase: 'idle' });
+    expect(b.removeWorktree).toHaveBeenLastCalledWith('h', true);
+    expect(s.byId.get('h')?.worktree?.kept).toBe(false);
+    b.removeWorktree.mockRejectedValueOnce(new ApiError('unauthorized', 'no token', 401));
+    expect((await s.removeWorktree('h', false)).phase).toBe('error');
+    expect(s.unauthorized).toBe(true);
+  });
+
   it('counts busy background slots from the live list', async () => {
     const b = mockBackend([makeTask({ id: 'a', status: Status.Running }), makeTask({ id: 'h', status: Status.Running, kind: 'helper' })]);
     const s = new TasksStore(b, now);
