@@ -11,7 +11,7 @@
 // Prints one line per check and a last line "N passed, M failed"; exits
 // non-zero when anything failed. The server is always stopped.
 
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -204,7 +204,9 @@ async function visit(page, name) {
  * parts" makes it call delegate with three parts, and answer once their
  * results are back. A task's own chat (its system prompt says so) reads
  * notes.txt slowly (or writes summary.txt when told to write), then calls
- * report_result.
+ * report_result. "keep a worktree" delegates one part with worktree: true;
+ * that helper (its instructions say "commit-in-worktree") commits a file
+ * with run_command, then reports.
  * @returns {Promise<{url: string, requests: any[], close: () => void}>}
  */
 function startModelServer() {
@@ -238,6 +240,7 @@ function startModelServer() {
     const writing = /write/i.test(userText);
     const fetching = /curl/i.test(userText);
     const splitting = /split this into three parts/i.test(userText);
+    const keeping = /keep a worktree/i.test(userText);
     const system = msgs.filter((m) => m.role === 'system').map((m) => String(m.content ?? '')).join('\n');
     // A task's own chat (a background task or a helper): it reads the notes,
     // then reports. Its system prompt says it is a handed-off task, and only
@@ -268,7 +271,17 @@ function startModelServer() {
       }
       chunk({}, 'stop');
     };
-    if (isTask) {
+    if (isTask && /commit-in-worktree/.test(userText)) {
+      if (!toolDone) {
+        await sleep(300);
+        await callTool('run_command', {
+          command: "printf 'made by a helper\\n' > helper.txt && git add helper.txt && git -c user.name=t -c user.email=t@example.com commit -q -m 'Add helper.txt'",
+        });
+      } else {
+        await sleep(200);
+        await callTool('report_result', { summary: 'Committed `helper.txt` on its own branch.' });
+      }
+    } else if (isTask) {
       // Helper n of a split waits n seconds, so the cards show them at work side by side.
       const part = Number(/part (\d)/i.exec(userText)?.[1] ?? '0');
       if (!toolDone) {
@@ -279,6 +292,12 @@ function startModelServer() {
         await sleep(part > 0 ? 600 : 1200);
         const what = part > 0 ? `Part ${part} is done: the notes have one line.` : 'The notes say **hello from e2e**.';
         await callTool('report_result', { summary: `${what}\n\n- read \`notes.txt\`\n- changed nothing` });
+      }
+    } else if (keeping) {
+      if (!toolDone) {
+        await callTool('delegate', { parts: [{ title: 'Commit a file', instructions: 'Add helper.txt and commit it (commit-in-worktree).', worktree: true }] });
+      } else {
+        await say('The helper committed its file on a branch of its own.');
       }
     } else if (splitting) {
       if (!toolDone) {
@@ -1131,6 +1150,108 @@ async function main() {
       }, 30_000);
       await page.unrouteAll({ behavior: 'ignoreErrors' });
     });
+    let keptRepo = '';
+    let keptCard = /** @type {import('playwright-core').Locator | null} */ (null);
+    await check('a helper with a worktree keeps its branch and work on its card (chat and tasks page)', async () => {
+      if (!providersLanded) throw new Error('not run: GET /api/providers is not served by this binary');
+      keptRepo = temp('conch-e2e-repo-');
+      const git = (/** @type {string[]} */ ...args) => execFileSync('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@example.com', ...args], { cwd: keptRepo, encoding: 'utf8' });
+      git('init', '-q', '-b', 'main');
+      writeFileSync(join(keptRepo, 'README.md'), '# A repository for the e2e\n');
+      git('add', 'README.md');
+      git('commit', '-q', '-m', 'Start');
+      const made = await api(origin, token, 'POST', '/api/conversations', { title: 'Worktree check', provider: 'e2e-model', model: 'test-model', mode: 'auto', cwd: keptRepo });
+      if (made.status !== 200 && made.status !== 201) throw new Error(`POST /api/conversations: ${made.status} ${JSON.stringify(made.json)}`);
+      const chatId = made.json.id;
+      await page.evaluate((id) => (location.hash = `#chat/${encodeURIComponent(id)}`), chatId);
+      const view = page.locator('#chat');
+      await view.getByRole('heading', { name: 'Worktree check', level: 1 }).waitFor({ timeout: stepTimeout });
+      const box = view.getByRole('textbox', { name: 'Message' });
+      await box.fill('Please keep a worktree of your work');
+      await box.press('Enter');
+      await view.locator('[data-kind="assistant"]', { hasText: 'committed its file on a branch' }).waitFor({ timeout: 40_000 });
+      const helper = (await api(origin, token, 'GET', '/api/tasks')).json.tasks.find((/** @type {any} */ t) => t.kind === 'helper' && t.parentConversationId === chatId);
+      if (!helper) throw new Error('no helper on the server');
+      if (helper.status !== 'done' || !helper.worktree?.kept) throw new Error(`the helper is ${helper.status}, worktree ${JSON.stringify(helper.worktree)}`);
+      const branch = `conch/${helper.id}`;
+      if (helper.worktree.branch !== branch) throw new Error(`its branch is ${helper.worktree.branch}`);
+      const c = view.locator(`[data-task-card][data-task-id="${helper.id}"]`);
+      await until('the card to say Done', async () => (await c.getAttribute('data-status', { timeout: 1000 })) === 'done');
+      const toggle = c.getByRole('button', { name: 'Show details' });
+      if (await toggle.isVisible()) await toggle.click();
+      const line = c.locator('[data-worktree="kept"]');
+      await until('the branch and its work on the card', async () => {
+        const text = ((await line.textContent({ timeout: 1000 })) ?? '').replace(/\s+/g, ' ');
+        return text.includes(branch) && text.includes('1 commit ahead') && text.includes('Remove worktree');
+      });
+      keptCard = c;
+      await c.scrollIntoViewIfNeeded();
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat-worktree-kept');
+      // The tasks page's card shows the same line.
+      await visit(page, 'tasks');
+      const tc = page.locator(`article[data-task-id="${helper.id}"]`);
+      const tToggle = tc.getByRole('button', { name: 'Show details' });
+      if (await tToggle.isVisible()) await tToggle.click();
+      await until('the tasks page card to show the branch', async () => ((await tc.locator('[data-worktree="kept"]').textContent({ timeout: 1000 })) ?? '').includes(branch));
+      await tc.scrollIntoViewIfNeeded();
+      await page.mouse.move(0, 0);
+      await shoot(page, 'tasks-worktree-kept');
+      await page.evaluate((id) => (location.hash = `#chat/${encodeURIComponent(id)}`), chatId);
+      await view.getByRole('heading', { name: 'Worktree check', level: 1 }).waitFor({ timeout: stepTimeout });
+    });
+
+    await check('Remove worktree asks, quoting the work; Esc keeps it; confirming removes the worktree and its branch', async () => {
+      if (!keptCard) throw new Error('not run: no kept worktree');
+      const c = keptCard;
+      const toggle = c.getByRole('button', { name: 'Show details' });
+      if (await toggle.isVisible()) await toggle.click();
+      const remove = c.getByRole('button', { name: 'Remove worktree' });
+      await remove.click();
+      const confirm = c.getByRole('group', { name: /holds work/ });
+      await confirm.waitFor({ timeout: stepTimeout });
+      const said = ((await confirm.textContent()) ?? '').replace(/\s+/g, ' ');
+      if (!said.includes('holds work (1 commit)')) throw new Error(`the confirmation says "${said}"`);
+      if (/^Conflict/i.test(said)) throw new Error(`the confirmation starts with the error code: "${said}"`);
+      const focused = await page.evaluate(() => document.activeElement?.textContent?.trim() ?? '');
+      if (focused !== 'Keep it') throw new Error(`focus is on "${focused}", not "Keep it"`);
+      await confirm.scrollIntoViewIfNeeded();
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat-worktree-confirm');
+      await page.keyboard.press('Escape');
+      await confirm.waitFor({ state: 'detached', timeout: stepTimeout });
+      await until('focus back on Remove worktree', async () => (await page.evaluate(() => document.activeElement?.textContent?.trim() ?? '')) === 'Remove worktree');
+      if ((await c.getAttribute('data-status')) !== 'done') throw new Error('Esc changed the card');
+      if (execFileSync('git', ['branch', '--list', 'conch/*'], { cwd: keptRepo, encoding: 'utf8' }).trim() === '') throw new Error('Esc removed the branch');
+      await page.keyboard.press('Enter');
+      await confirm.waitFor({ timeout: stepTimeout });
+      await c.getByRole('button', { name: 'Remove it and its branch' }).click();
+      await c.locator('[data-worktree="removed"]').waitFor({ timeout: stepTimeout });
+      const left = execFileSync('git', ['branch', '--list', 'conch/*'], { cwd: keptRepo, encoding: 'utf8' }).trim();
+      if (left !== '') throw new Error(`branches left: ${left}`);
+      if ((await c.getByRole('button', { name: 'Remove worktree' }).count()) !== 0) throw new Error('Remove worktree is still offered');
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat-worktree-removed');
+    });
+
+    await check('settings: the provider that carries on at a limit is picked, saved and still picked after a reload', async () => {
+      if (!providersLanded) throw new Error('not run: GET /api/providers is not served by this binary');
+      await visit(page, 'settings');
+      const select = page.getByLabel('When a provider reaches its limit');
+      await until('the connected provider offered', async () => (await select.locator('option[value="e2e-model"]').count()) === 1);
+      if ((await select.inputValue()) !== '') throw new Error(`the fallback starts as "${await select.inputValue()}"`);
+      await select.selectOption('e2e-model');
+      await page.locator('[data-setting="limitFallback"]').getByText('Saved').waitFor({ timeout: stepTimeout });
+      await page.reload();
+      await page.getByRole('heading', { name: 'Settings', level: 1 }).waitFor({ timeout: stepTimeout });
+      await until('the fallback still picked after a reload', async () => (await page.getByLabel('When a provider reaches its limit').inputValue()) === 'e2e-model');
+      const prefs = await api(origin, token, 'GET', '/api/preferences');
+      if (prefs.json?.limitFallback !== 'e2e-model') throw new Error(`GET /api/preferences says limitFallback ${JSON.stringify(prefs.json?.limitFallback)}`);
+      await page.getByRole('heading', { name: 'Usage limits' }).scrollIntoViewIfNeeded();
+      await page.mouse.move(0, 0);
+      await shoot(page, 'settings-fallback');
+    });
+
     model.close();
 
     await check('the page logged no errors', async () => {
