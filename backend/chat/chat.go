@@ -589,7 +589,7 @@ func (m *Manager) Answer(id, askID string, allow bool) (conversation.Conversatio
 		answer := e.hooks.Answer
 		e.mu.Unlock()
 		if err := answer(allow); err != nil {
-			return m.snapshot(e), fmt.Errorf("answer conversation %s: %w: %v", id, ErrConflict, err)
+			return m.snapshot(e), fmt.Errorf("answer conversation %s: %v: %w", id, err, ErrConflict)
 		}
 		return m.snapshot(e), nil
 	}

@@ -162,18 +162,18 @@ func (s *Service) RemoveWorktree(ctx context.Context, id string, confirm bool) (
 		return task.Task{}, err
 	}
 	if t.Worktree == nil || !t.Worktree.Kept {
-		return t, fmt.Errorf("%w: task %s keeps no worktree", taskrun.ErrConflict, id)
+		return t, fmt.Errorf("task %s keeps no worktree: %w", id, taskrun.ErrConflict)
 	}
 	if !t.Status.Finished() {
-		return t, fmt.Errorf("%w: task %s is %s; stop it before removing its worktree", taskrun.ErrConflict, id, t.Status)
+		return t, fmt.Errorf("task %s is %s; stop it before removing its worktree: %w", id, t.Status, taskrun.ErrConflict)
 	}
 	tree := worktree.FromRecord(*t.Worktree)
 	err = tree.Remove(ctx, confirm)
 	switch {
 	case errors.Is(err, worktree.ErrHasWork):
-		return t, fmt.Errorf("%w: its worktree holds work (%s); confirm to remove it and its branch %s", taskrun.ErrConflict, describeWork(t.Worktree.Work), t.Worktree.Branch)
+		return t, fmt.Errorf("its worktree holds work (%s); confirm to remove it and its branch %s: %w", describeWork(t.Worktree.Work), t.Worktree.Branch, taskrun.ErrConflict)
 	case errors.Is(err, worktree.ErrLocked):
-		return t, fmt.Errorf("%w: %v", taskrun.ErrConflict, err)
+		return t, fmt.Errorf("%v: %w", err, taskrun.ErrConflict)
 	case err != nil && !errors.Is(err, worktree.ErrMissing):
 		return t, err
 	}
