@@ -90,6 +90,9 @@ func New(cfg Config) *Service {
 // stopped still owed to their chats. Changes the runner made while healing
 // (running → interrupted) are already queued and are told as any other.
 func (s *Service) Start(tasks *taskrun.Runner) {
+	// List before taking s.mu: the runner calls Observe (which takes s.mu)
+	// with a task's lock held, and List takes those locks.
+	all, _ := tasks.List()
 	s.mu.Lock()
 	if s.started {
 		s.mu.Unlock()
@@ -101,7 +104,6 @@ func (s *Service) Start(tasks *taskrun.Runner) {
 	for _, t := range s.queue {
 		queued[t.ID] = true
 	}
-	all, _ := tasks.List()
 	var owed []task.Task
 	for _, t := range all {
 		if queued[t.ID] {
