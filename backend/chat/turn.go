@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -600,6 +598,15 @@ func (m *Manager) history(e *entry) ([]provider.Message, error) {
 	var out []provider.Message
 	open := map[string]bool{} // calls of the last assistant message still without a result
 	var openOrder []string
+	// waiting says a call of the last assistant message still has no result.
+	waiting := func() bool {
+		for _, o := range open {
+			if o {
+				return true
+			}
+		}
+		return false
+	}
 	var news []string // finished tasks' results not yet told
 	flushNews := func() {
 		for _, n := range news {
@@ -658,7 +665,7 @@ func (m *Manager) history(e *entry) ([]provider.Message, error) {
 			}
 			open[r.CallID] = false
 			out = append(out, provider.Message{Role: provider.ToolRole, ToolCallID: r.CallID, Text: r.Output, IsError: r.IsError})
-			if !slices.Contains(slices.Collect(maps.Values(open)), true) {
+			if !waiting() {
 				flushNews()
 			}
 		case conversation.TaskEvent:
@@ -666,7 +673,7 @@ func (m *Manager) history(e *entry) ([]provider.Message, error) {
 			// until the calls it arrived among have their results.
 			if ev := msg.TaskEvent; ev != nil && ev.Final {
 				news = append(news, newsText(*ev))
-				if !slices.Contains(slices.Collect(maps.Values(open)), true) {
+				if !waiting() {
 					flushNews()
 				}
 			}
