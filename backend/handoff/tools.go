@@ -143,7 +143,6 @@ func (s *Service) delegate(ctx context.Context, chatID string, args json.RawMess
 	if err != nil {
 		return "", err
 	}
-	a := struct{ Parts []part }{parts}
 	parent, err := s.cfg.Chats.Snapshot(chatID)
 	if err != nil {
 		return "", err
@@ -152,8 +151,8 @@ func (s *Service) delegate(ctx context.Context, chatID string, args json.RawMess
 		return "", refusal(why, err)
 	}
 	engines := s.engines(ctx)
-	specs := make([]spec, len(a.Parts))
-	for i, p := range a.Parts {
+	specs := make([]spec, len(parts))
+	for i, p := range parts {
 		e, err := pick(engines, p.Provider, parent.Provider, false)
 		if err != nil {
 			return "", fmt.Errorf("%s: part %d (%s): %v. Nothing was started", DelegateTool, i+1, p.Title, err)
@@ -165,7 +164,7 @@ func (s *Service) delegate(ctx context.Context, chatID string, args json.RawMess
 		}
 		specs[i] = spec{
 			kind: task.Helper, title: p.Title, text: p.Instructions, engine: e, model: m,
-			mode: parent.Mode, wake: task.WakeNone, part: i + 1, parts: len(a.Parts),
+			mode: parent.Mode, wake: task.WakeNone, part: i + 1, parts: len(parts),
 			worktree: p.Worktree, parentEngine: parent.Provider,
 		}
 	}
@@ -235,8 +234,6 @@ type waiting struct {
 // startWaiting starts a task with a waiter registered first, so its finish
 // cannot be missed.
 func (s *Service) startWaiting(ctx context.Context, parent conversation.Conversation, sp spec) (waiting, error) {
-	// The id is only known inside start; wait on every task of the parent
-	// until then would race, so start registers by a pre-made id.
 	id := uuid.NewString()
 	done := s.waitFor(id)
 	t, err := s.startWithID(ctx, id, parent, sp)
