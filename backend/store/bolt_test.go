@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -619,4 +620,25 @@ func FuzzTaskDecode(f *testing.F) {
 			t.Fatalf("decoded id %q under key %q", tk.ID, key)
 		}
 	})
+}
+
+func TestHolderNamesTheProcessThatHasTheDatabase(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("/proc/locks is Linux's")
+	}
+	path := filepath.Join(t.TempDir(), "conch.db")
+	if _, ok := Holder(path); ok {
+		t.Fatal("a holder for a file that does not exist")
+	}
+	b, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pid, ok := Holder(path); !ok || pid != os.Getpid() {
+		t.Fatalf("holder %d %v, want this process %d", pid, ok, os.Getpid())
+	}
+	_ = b.Close()
+	if pid, ok := Holder(path); ok {
+		t.Fatalf("closed, yet held by %d", pid)
+	}
 }
