@@ -85,6 +85,19 @@ const (
 // Modes lists the modes from the narrowest to the widest.
 var Modes = []Mode{Plan, Ask, Edits, Auto}
 
+// Wider reports whether m allows more than other (auto is wider than edits,
+// edits than ask, ask than plan).
+func (m Mode) Wider(other Mode) bool { return m.rank() > other.rank() }
+
+func (m Mode) rank() int {
+	for i, k := range Modes {
+		if m == k {
+			return i
+		}
+	}
+	return -1
+}
+
 // Valid reports whether m is a known mode.
 func (m Mode) Valid() bool {
 	for _, k := range Modes {
@@ -209,6 +222,51 @@ type Task struct {
 // ErrInvalidTransition is returned when a status change is not in the table.
 var ErrInvalidTransition = errors.New("invalid status change")
 
+// TransitionError is a refused status change. It matches
+// ErrInvalidTransition, and its text is a sentence a person can read
+// ("it is working, so it cannot be tried again").
+type TransitionError struct {
+	ID       string
+	From, To Status
+}
+
+func (e *TransitionError) Error() string {
+	return fmt.Sprintf("it is %s, so it cannot be %s", e.From.Words(), becoming[e.To])
+}
+
+// Is makes errors.Is(err, ErrInvalidTransition) hold.
+func (e *TransitionError) Is(target error) bool { return target == ErrInvalidTransition }
+
+// becoming says what moving a task to a status does, in the person's words.
+var becoming = map[Status]string{
+	Queued:      "tried again",
+	Running:     "started",
+	NeedsYou:    "asked a question",
+	Done:        "marked done",
+	Failed:      "marked failed",
+	Stopped:     "stopped",
+	Interrupted: "marked interrupted",
+}
+
+// words are the statuses as the person reads them (UI.md's status language).
+var words = map[Status]string{
+	Queued:      "waiting",
+	Running:     "working",
+	NeedsYou:    "waiting for your OK",
+	Done:        "done",
+	Failed:      "finished without success",
+	Stopped:     "stopped",
+	Interrupted: "interrupted",
+}
+
+// Words is the status as a person reads it in a sentence ("working").
+func (s Status) Words() string {
+	if w, ok := words[s]; ok {
+		return w
+	}
+	return string(s)
+}
+
 // transitions is the whole table: from → the statuses it may go to.
 var transitions = map[Status][]Status{
 	Queued:      {Running, Stopped, Failed},
@@ -234,7 +292,7 @@ func CanTransition(from, to Status) bool {
 // an error wrapping ErrInvalidTransition and leaves t as it was.
 func (t *Task) SetStatus(to Status, now time.Time) error {
 	if !CanTransition(t.Status, to) {
-		return fmt.Errorf("task %s: %s → %s: %w", t.ID, t.Status, to, ErrInvalidTransition)
+		return &TransitionError{ID: t.ID, From: t.Status, To: to}
 	}
 	switch {
 	case to == Queued:
