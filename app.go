@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,6 +23,7 @@ import (
 	"conch/backend/notify"
 	"conch/backend/output"
 	"conch/backend/pref"
+	"conch/backend/procmark"
 	"conch/backend/provider/registry"
 	"conch/backend/provider/shell"
 	"conch/backend/store"
@@ -72,10 +75,22 @@ func openApp(ctx context.Context, home string, on surface) (*App, error) {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, fmt.Errorf("make home %s: %w", home, err)
 	}
-	st, err := store.Open(filepath.Join(home, "conch.db"))
+	dbPath := filepath.Join(home, "conch.db")
+	st, err := store.Open(dbPath)
+	if errors.Is(err, store.ErrInUse) {
+		return nil, inUse(home, dbPath)
+	}
 	if err != nil {
 		return nil, err
 	}
+	// Every process a task or chat starts carries this home's mark, and
+	// healing ends only what carries it: never a copy of this home's.
+	mark, err := procmark.HomeMark(home, dbPath)
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	userHome, err := os.UserHomeDir()
 	if err != nil {
 		userHome = home
@@ -109,6 +124,8 @@ func openApp(ctx context.Context, home string, on surface) (*App, error) {
 		Spending:  spending,
 		Extra:     func(c conversation.Conversation) []tool.Tool { return h.Tools(c) },
 		Prompt:    func(ctx context.Context, c conversation.Conversation) string { return h.Prompt(ctx, c) },
+		HomeMark:  mark,
+		Log:       log,
 	})
 	h = handoff.New(handoff.Config{
 		Chats: a.chats, Providers: a.providers, Spending: spending,
@@ -123,6 +140,8 @@ func openApp(ctx context.Context, home string, on surface) (*App, error) {
 		Executors:     map[string]taskrun.Executor{"shell": a.shell},
 		Conversations: h,
 		Observe:       h.Observe,
+		HomeMark:      mark,
+		Log:           log,
 	})
 	// The notifier calls back into the service (clicks, buttons), which
 	// sends through the notifier: the closure breaks the cycle.
@@ -153,6 +172,20 @@ func openApp(ctx context.Context, home string, on surface) (*App, error) {
 	}
 	a.handoff.Start(a.tasks)
 	return a, nil
+}
+
+// inUse says which process has the home open, so the person knows what to
+// stop.
+func inUse(home, dbPath string) error {
+	pid, ok := store.Holder(dbPath)
+	if !ok {
+		return fmt.Errorf("%s is in use by another process (is another Conch running?); stop it, or use another --home", home)
+	}
+	who := fmt.Sprintf("process %d", pid)
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && len(b) > 0 {
+		who += " (" + strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " ")) + ")"
+	}
+	return fmt.Errorf("%s is in use by another Conch, %s; stop it, or use another --home", home, who)
 }
 
 // close stops every run (they become interrupted) and closes the store;

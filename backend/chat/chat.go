@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/http"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"conch/backend/event"
 	"conch/backend/output"
 	"conch/backend/pref"
+	"conch/backend/procmark"
 	"conch/backend/provider"
 	"conch/backend/store"
 	"conch/backend/task"
@@ -136,6 +138,16 @@ type Config struct {
 	// Prompt, if set, adds to the system prompt of c's turns (the other
 	// providers the assistant may hand parts to).
 	Prompt func(ctx context.Context, c conversation.Conversation) string
+	// HomeMark names this home: every command a chat runs carries it (with
+	// the chat's id, and its task's), so healing finds what a Conch that
+	// died left running (procmark).
+	HomeMark string
+	// Reap ends what an earlier Conch left running for a chat (nil:
+	// procmark.Reap).
+	Reap func(m procmark.Mark)
+	// Log records what the person cannot act on (a recovered panic's
+	// stack); nil discards it.
+	Log *slog.Logger
 }
 
 // Manager owns every conversation's live state and runs their turns. Start
@@ -170,8 +182,12 @@ type pending struct {
 	answer chan bool // capacity 1
 }
 
+// ErrStopped is why a turn the person stopped did not finish: a task's
+// turn that ends with it was stopped, not failed.
+var ErrStopped = errors.New("stopped by the person")
+
 var (
-	errStopped = errors.New("stopped by the person")
+	errStopped = ErrStopped
 	errClosing = errors.New("conch is closing")
 )
 
@@ -197,6 +213,12 @@ func New(cfg Config) *Manager {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Reap == nil {
+		cfg.Reap = func(m procmark.Mark) { procmark.Reap(m, 0) }
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Manager{cfg: cfg, entries: map[string]*entry{}}
 }
@@ -227,6 +249,9 @@ func (m *Manager) Start(ctx context.Context) error {
 			continue
 		}
 		e := m.entries[c.ID]
+		if m.cfg.HomeMark != "" {
+			m.cfg.Reap(procmark.Mark{Home: m.cfg.HomeMark, Chat: c.ID})
+		}
 		var msgs []conversation.Message
 		if c.Ask != nil {
 			msgs = append(msgs, m.answerMessage(*c.Ask, conversation.Stopped))
@@ -456,8 +481,10 @@ func (m *Manager) Patch(id string, req PatchRequest) (conversation.Conversation,
 	if req.Tainted != nil && *req.Tainted {
 		return conversation.Conversation{}, fmt.Errorf("%w: only the guard marks a chat tainted; send tainted: false to clear it", ErrInvalid)
 	}
+	if err := m.checkTaskPowers(id, req); err != nil {
+		return conversation.Conversation{}, err
+	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	var msgs []conversation.Message
 	if req.Tainted != nil && e.c.Tainted {
 		msgs = append(msgs, m.notice("You cleared the taint: side effects follow the chat's mode again."))
@@ -465,7 +492,7 @@ func (m *Manager) Patch(id string, req PatchRequest) (conversation.Conversation,
 	if req.Mode != nil && task.Mode(*req.Mode) != e.c.Mode {
 		msgs = append(msgs, m.notice("Mode: "+*req.Mode+"."))
 	}
-	return m.updateLocked(e, func(c *conversation.Conversation) error {
+	c, err := m.updateLocked(e, func(c *conversation.Conversation) error {
 		if req.Title != nil {
 			c.Title = strings.TrimSpace(*req.Title)
 		}
@@ -486,6 +513,69 @@ func (m *Manager) Patch(id string, req PatchRequest) (conversation.Conversation,
 		}
 		return nil
 	}, msgs...)
+	e.mu.Unlock()
+	if err == nil && req.Mode != nil {
+		m.narrowTasks(c)
+	}
+	return c, err
+}
+
+// checkTaskPowers refuses a change that would give a task's chat more
+// power than the chat it came from: a wider mode, a cleared taint the
+// parent still has, or a provider that cannot ask before it acts.
+func (m *Manager) checkTaskPowers(id string, req PatchRequest) error {
+	c, err := m.Snapshot(id)
+	if err != nil || c.Origin.Kind != conversation.FromTask || c.Origin.ParentID == "" {
+		return err
+	}
+	parent, err := m.Snapshot(c.Origin.ParentID)
+	if err != nil {
+		return nil // the chat it came from is gone: nothing to be wider than
+	}
+	if req.Mode != nil && task.Mode(*req.Mode).Wider(parent.Mode) {
+		return fmt.Errorf("a task's chat cannot be in %s mode when the chat it came from is in %s mode; change that chat's mode first: %w", *req.Mode, parent.Mode, ErrConflict)
+	}
+	if req.Tainted != nil && parent.Tainted && c.Tainted {
+		return fmt.Errorf("the chat this task came from is tainted too; clear the taint there first: %w", ErrConflict)
+	}
+	if req.Provider != nil && *req.Provider != c.Provider {
+		p, ok := m.cfg.Providers.Provider(*req.Provider)
+		if !ok {
+			return m.checkProvider(*req.Provider)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		info := p.Info(ctx)
+		cancel()
+		if !info.CanAsk {
+			return fmt.Errorf("%s cannot ask before it acts, so a task's chat cannot use it: %w", name(info, *req.Provider), ErrConflict)
+		}
+	}
+	return nil
+}
+
+// narrowTasks brings the chats of parent's tasks down to parent's mode
+// when it was narrowed: a task never works in a wider mode than the chat
+// it came from.
+func (m *Manager) narrowTasks(parent conversation.Conversation) {
+	if parent.Origin.Kind == conversation.FromTask {
+		return
+	}
+	m.mu.Lock()
+	var kids []*entry
+	for _, e := range m.entries {
+		kids = append(kids, e)
+	}
+	m.mu.Unlock()
+	for _, e := range kids {
+		e.mu.Lock()
+		if e.c.Origin.ParentID == parent.ID && e.c.Mode.Wider(parent.Mode) {
+			_, _ = m.updateLocked(e, func(c *conversation.Conversation) error {
+				c.Mode = parent.Mode
+				return nil
+			}, m.notice(fmt.Sprintf("Mode: %s, as the chat this came from.", parent.Mode)))
+		}
+		e.mu.Unlock()
+	}
 }
 
 // Send stores the person's message and starts a turn in the background. A
@@ -588,14 +678,14 @@ func (m *Manager) Answer(id, askID string, allow bool) (conversation.Conversatio
 		// running); the chat records it when the turn hears back.
 		answer := e.hooks.Answer
 		e.mu.Unlock()
-		if err := answer(allow); err != nil {
-			return m.snapshot(e), fmt.Errorf("answer conversation %s: %v: %w", id, err, ErrConflict)
+		if err := answer(askID, allow); err != nil {
+			return m.snapshot(e), err // the task's own refusal (conflict, not found)
 		}
 		return m.snapshot(e), nil
 	}
 	defer e.mu.Unlock()
 	if e.ask == nil || e.ask.id != askID || e.c.Ask == nil {
-		return e.c.Clone(), fmt.Errorf("answer conversation %s: question %s is not waiting for an answer: %w", id, askID, ErrConflict)
+		return e.c.Clone(), fmt.Errorf("that question is no longer waiting for an answer (it was answered, withdrawn or timed out): %w", ErrConflict)
 	}
 	ans := conversation.Declined
 	if allow {

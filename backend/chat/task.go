@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"strings"
 
@@ -23,11 +24,15 @@ type TaskHooks struct {
 	// tense); either may be empty.
 	Progress func(current, step string)
 	// Ask puts a question of the task's chat to the person through the
-	// task (it becomes needs-you) and waits for the answer.
-	Ask func(ctx context.Context, tool, detail string) conversation.Answer
-	// Answer answers the task's pending question from the chat's own
-	// Allow / Deny.
-	Answer func(allow bool) error
+	// task (it becomes needs-you) and waits for the answer. id is the
+	// question's id in the chat, which the task's question keeps.
+	Ask func(ctx context.Context, id, tool, detail string) conversation.Answer
+	// Answer answers the task's pending question askID (the same id in the
+	// chat and on the task) from the chat's own Allow / Deny.
+	Answer func(askID string, allow bool) error
+	// Output is the task's log: its commands' output, its tools' results
+	// and its steps go there (nil: the chat's own command log).
+	Output io.Writer
 }
 
 // TaskResult is what a task's turn came to.
@@ -90,7 +95,7 @@ func (m *Manager) RunTask(ctx context.Context, id, text string, hooks TaskHooks)
 	m.mu.Unlock()
 
 	defer m.wg.Done()
-	end := m.runTurn(tctx, e)
+	end := m.safeTurn(tctx, e)
 	stopWithManager()
 	m.settle(e, end.notice)
 	switch {
@@ -124,13 +129,17 @@ type reporting struct {
 }
 
 // toolsFor is the tool set of one turn of c: the host tools, plus
-// report_result in a task's chat, or the extra tools (start a background
-// task, delegate) in the person's chats.
-func (m *Manager) toolsFor(c conversation.Conversation) (tool.Set, *reporting) {
+// report_result while a task's chat runs its task (asTask), or the extra
+// tools (start a background task, delegate) in the person's chats. A turn
+// the person starts in a finished task's chat has neither: its report
+// would change nothing.
+func (m *Manager) toolsFor(c conversation.Conversation, asTask bool) (tool.Set, *reporting) {
 	set := maps.Clone(m.cfg.Tools)
 	rep := &reporting{}
 	if c.Origin.Kind == conversation.FromTask {
-		set[ReportTool] = reportTool(rep)
+		if asTask {
+			set[ReportTool] = reportTool(rep)
+		}
 		return set, rep
 	}
 	if m.cfg.Extra != nil {

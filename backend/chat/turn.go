@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 
 	"conch/backend/chat/conversation"
 	"conch/backend/event"
+	"conch/backend/procmark"
 	"conch/backend/provider"
 	"conch/backend/task"
 	"conch/backend/tool"
@@ -31,8 +34,21 @@ const (
 // turn runs one turn to its end and settles the conversation.
 func (m *Manager) turn(ctx context.Context, e *entry) {
 	defer m.wg.Done()
-	end := m.runTurn(ctx, e)
+	end := m.safeTurn(ctx, e)
 	m.settle(e, end.notice)
+}
+
+// safeTurn is runTurn, with a panic (a bug in Conch or a provider) ending
+// the turn with a notice instead of the process.
+func (m *Manager) safeTurn(ctx context.Context, e *entry) (end turnEnd) {
+	defer func() {
+		if v := recover(); v != nil {
+			m.cfg.Log.Error("chat turn panicked", "conversation", m.snapshot(e).ID, "panic", v, "stack", string(debug.Stack()))
+			err := fmt.Errorf("internal error: %v", v)
+			end = failed(fmt.Sprintf("Conch hit an internal error in this reply (%v), so it stopped it. Send again to carry on.", v), err)
+		}
+	}()
+	return m.runTurn(ctx, e)
 }
 
 // settle ends the running turn: the closing notice, if any, is stored
@@ -101,7 +117,7 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) (end turnEnd) {
 		return failed("Could not read this chat: "+err.Error(), err)
 	}
 	c := m.snapshot(e)
-	tools, report := m.toolsFor(c)
+	tools, report := m.toolsFor(c, m.hooksOf(e) != nil)
 	extraPrompt := ""
 	if m.cfg.Prompt != nil {
 		extraPrompt = m.cfg.Prompt(ctx, c)
@@ -138,6 +154,9 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) (end turnEnd) {
 		if infoOf != c.Provider {
 			info, infoOf = p.Info(ctx), c.Provider
 		}
+		if ctx.Err() != nil { // stopped while the provider was asked how it stands
+			return failed(stopReason(ctx), context.Cause(ctx))
+		}
 		if !info.Ready {
 			reason := info.Reason
 			if reason == "" {
@@ -152,7 +171,7 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) (end turnEnd) {
 		m.progress(e, "Thinking", "")
 		res := m.stream(ctx, e, p, provider.Request{
 			Model: model, System: systemPrompt(c) + extraPrompt, Messages: history, Tools: tools.Specs(),
-			Mode: c.Mode, Cwd: c.Cwd,
+			Mode: c.Mode, Cwd: c.Cwd, Mark: m.markOf(c),
 			// A coding agent runs its own tools and routes its asks here.
 			Ask: func(ctx context.Context, toolName, detail string) (bool, error) {
 				switch ans := m.ask(ctx, e, "", toolName, detail); ans {
@@ -179,6 +198,9 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) (end turnEnd) {
 			}
 		}
 		var msgs []conversation.Message
+		if w := m.taskLog(e); w != nil && res.text != "" {
+			fmt.Fprintf(w, "\n%s\n", strings.TrimRight(res.text, "\n"))
+		}
 		if res.text != "" {
 			msg := m.message(conversation.Assistant)
 			msg.ID, msg.Text = res.messageID, res.text
@@ -352,6 +374,9 @@ func (m *Manager) stream(ctx context.Context, e *entry, p provider.Provider, req
 				// A coding agent's own step shows as it happens.
 				if ev.Text != "" {
 					m.progress(e, "", ev.Text)
+					if w := m.taskLog(e); w != nil {
+						fmt.Fprintf(w, "› %s\n", ev.Text)
+					}
 					step := m.message(conversation.Step)
 					step.Text = ev.Text
 					if _, err := m.update(e, nil, step); err != nil {
@@ -459,8 +484,12 @@ func (m *Manager) runCall(ctx context.Context, e *entry, tools tool.Set, call pr
 		}
 		c = m.snapshot(e)
 	}
-	env := tool.Env{Dir: c.Cwd, HTTP: m.cfg.HTTP, Grace: m.cfg.CommandGrace}
-	if m.cfg.Logs != nil && t.Effect == tool.Command {
+	env := tool.Env{Dir: c.Cwd, HTTP: m.cfg.HTTP, Grace: m.cfg.CommandGrace, Mark: m.markOf(c)}
+	taskLog := m.taskLog(e)
+	switch {
+	case taskLog != nil:
+		env.Log = taskLog
+	case m.cfg.Logs != nil && t.Effect == tool.Command:
 		if w, err := m.cfg.Logs.Open(c.ID); err == nil {
 			defer w.Close()
 			env.Log = w
@@ -469,6 +498,11 @@ func (m *Manager) runCall(ctx context.Context, e *entry, tools tool.Set, call pr
 	m.progress(e, present(title), "")
 	out, err := t.Run(ctx, env, call.Arguments)
 	m.progress(e, "", past(title))
+	if taskLog != nil && t.Effect != tool.Command {
+		// A command wrote its own output as it ran; other tools' results
+		// go to the task's log once they are in.
+		logResult(taskLog, title, out, err)
+	}
 	if err != nil {
 		res.Output, res.IsError = err.Error(), true
 		if ctx.Err() != nil {
@@ -484,6 +518,40 @@ func (m *Manager) runCall(ctx context.Context, e *entry, tools tool.Set, call pr
 		m.taint(e, why)
 	}
 	return res
+}
+
+// markOf is what every process c starts carries.
+func (m *Manager) markOf(c conversation.Conversation) procmark.Mark {
+	return procmark.Mark{Home: m.cfg.HomeMark, Task: c.Origin.TaskID, Chat: c.ID}
+}
+
+// hooksOf is e's task hooks while RunTask runs its task's turn, else nil.
+func (m *Manager) hooksOf(e *entry) *TaskHooks {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.hooks
+}
+
+// taskLog is the task's output log while e runs a task's turn, else nil.
+func (m *Manager) taskLog(e *entry) io.Writer {
+	if h := m.hooksOf(e); h != nil {
+		return h.Output
+	}
+	return nil
+}
+
+// maxLoggedResult bounds what one tool's result adds to a task's log.
+const maxLoggedResult = 16 << 10
+
+// logResult appends a tool's result to a task's log under its title.
+func logResult(w io.Writer, title, out string, err error) {
+	if err != nil {
+		out = err.Error()
+	}
+	if len(out) > maxLoggedResult {
+		out = out[:maxLoggedResult] + fmt.Sprintf("\n… (%d bytes more)", len(out)-maxLoggedResult)
+	}
+	fmt.Fprintf(w, "\n› %s\n%s\n", title, strings.TrimRight(out, "\n"))
 }
 
 // askDetail is what the person reads when asked: the whole command for
@@ -523,7 +591,7 @@ func (m *Manager) ask(ctx context.Context, e *entry, callID, toolName, detail st
 	msg := m.message(conversation.AskKind)
 	msg.Ask = &q
 	e.mu.Lock()
-	var forward func(ctx context.Context, tool, detail string) conversation.Answer
+	var forward func(ctx context.Context, id, tool, detail string) conversation.Answer
 	if e.hooks != nil && e.hooks.Ask != nil {
 		forward = e.hooks.Ask
 	}
@@ -544,7 +612,7 @@ func (m *Manager) ask(ctx context.Context, e *entry, callID, toolName, detail st
 		return conversation.Stopped
 	}
 	if forward != nil {
-		ans := forward(ctx, toolName, detail)
+		ans := forward(ctx, q.ID, toolName, detail)
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		e.fwd = ""

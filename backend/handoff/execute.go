@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -63,8 +64,8 @@ func (s *Service) Execute(ctx context.Context, run *taskrun.Run) (out taskrun.Ou
 	}
 	hooks := chat.TaskHooks{
 		Progress: run.Progress,
-		Ask: func(ctx context.Context, tool, detail string) conversation.Answer {
-			allowed, err := run.Ask(ctx, tool, detail)
+		Ask: func(ctx context.Context, id, tool, detail string) conversation.Answer {
+			allowed, err := run.Ask(ctx, id, tool, detail)
 			switch {
 			case err == nil && allowed:
 				return conversation.Allowed
@@ -75,39 +76,43 @@ func (s *Service) Execute(ctx context.Context, run *taskrun.Run) (out taskrun.Ou
 			}
 			return conversation.Stopped
 		},
-		Answer: func(allow bool) error {
-			cur, err := s.tasks.Get(t.ID)
-			if err != nil {
-				return err
-			}
-			if cur.Ask == nil {
-				return errors.New("the task is not waiting for an answer")
-			}
-			_, err = s.tasks.Answer(t.ID, cur.Ask.ID, allow)
+		Answer: func(askID string, allow bool) error {
+			_, err := s.tasks.Answer(t.ID, askID, allow)
 			return err
 		},
+		Output: run.Output,
 	}
 	res, err := s.cfg.Chats.RunTask(ctx, t.ConversationID, t.Text, hooks)
 	if err != nil && errors.Is(err, provider.ErrLimit) && ctx.Err() == nil {
-		if fb, ok := s.fallback(ctx, t); ok {
+		fb, why := s.fallback(ctx, t)
+		switch {
+		case why != "":
+			err = &fallbackError{err: err, why: why}
+		case fb.id != "":
 			from := s.infoOf(ctx, t.Provider)
-			model := fb.info.Models.Default
-			if _, perr := s.cfg.Chats.Patch(t.ConversationID, chat.PatchRequest{Provider: &fb.id, Model: &model}); perr == nil {
-				parent, _ := s.cfg.Chats.Snapshot(t.ParentConversationID)
-				note := fmt.Sprintf("%s reached its limit, so %s carried on.", engine{id: t.Provider, info: from}.name(), fb.name())
-				run.Amend(func(t *task.Task) {
-					t.Provider, t.Model, t.Note = fb.id, model, note
-					t.By = ""
-					if fb.id != parent.Provider {
-						t.By = fb.name()
-					}
-				})
-				run.Progress("", note)
-				res, err = s.cfg.Chats.RunTask(ctx, t.ConversationID, "", hooks)
+			model := fallbackModel(from, fb, t.Model)
+			if _, perr := s.cfg.Chats.Patch(t.ConversationID, chat.PatchRequest{Provider: &fb.id, Model: &model}); perr != nil {
+				err = &fallbackError{err: err, why: fmt.Sprintf("the fallback, %s, could not take over: %v", fb.name(), perr)}
+				break
 			}
+			parent, _ := s.cfg.Chats.Snapshot(t.ParentConversationID)
+			note := fmt.Sprintf("%s reached its limit, so %s carried on.", engine{id: t.Provider, info: from}.name(), fb.name())
+			run.Amend(func(t *task.Task) {
+				t.Provider, t.Model, t.Note = fb.id, model, note
+				t.By = ""
+				if fb.id != parent.Provider {
+					t.By = fb.name()
+				}
+			})
+			run.Progress("", note)
+			res, err = s.cfg.Chats.RunTask(ctx, t.ConversationID, "", hooks)
 		}
 	}
 	if err != nil {
+		if errors.Is(err, chat.ErrStopped) && ctx.Err() == nil {
+			// Stopped from its own chat: the task was stopped, not failed.
+			return taskrun.Outcome{Summary: res.Summary}, taskrun.ErrStopped
+		}
 		return taskrun.Outcome{Summary: res.Summary}, err
 	}
 	summary := res.Summary
@@ -120,19 +125,52 @@ func (s *Service) Execute(ctx context.Context, run *taskrun.Run) (out taskrun.Ou
 	}, nil
 }
 
+// fallbackError is a limit the fallback could not take over from: the
+// limit first, then why the fallback did not carry on.
+type fallbackError struct {
+	err error
+	why string
+}
+
+func (e *fallbackError) Error() string { return e.err.Error() + ", and " + e.why }
+func (e *fallbackError) Unwrap() error { return e.err }
+
 // fallback is the provider a task at its limit carries on with: the
 // preferences' limitFallback, when it is another provider, ready and able
-// to ask.
-func (s *Service) fallback(ctx context.Context, t task.Task) (engine, bool) {
+// to ask. With none set (or the task's own provider) both are empty; why
+// says why the one set cannot take over.
+func (s *Service) fallback(ctx context.Context, t task.Task) (fb engine, why string) {
 	id := s.cfg.Preferences().LimitFallback
 	if id == "" || id == t.Provider {
-		return engine{}, false
+		return engine{}, ""
 	}
 	info := s.infoOf(ctx, id)
-	if !info.Ready || !info.CanAsk {
-		return engine{}, false
+	e := engine{id: id, info: info}
+	switch {
+	case !info.Ready:
+		reason := info.Reason
+		if reason == "" {
+			reason = "it gave no reason"
+		}
+		return engine{}, fmt.Sprintf("the fallback, %s, is not ready: %s", e.name(), reason)
+	case !info.CanAsk:
+		return engine{}, fmt.Sprintf("the fallback, %s, cannot ask before it acts, so it is never handed work", e.name())
 	}
-	return engine{id: id, info: info}, true
+	return e, ""
+}
+
+// fallbackModel keeps a task's model choice on the provider that carries
+// on: its fast model stays fast, a model the fallback also has stays, and
+// anything else becomes the fallback's default.
+func fallbackModel(from provider.Info, fb engine, model string) string {
+	m := fb.info.Models
+	switch {
+	case model != "" && model == from.Models.Fast && m.Fast != "":
+		return m.Fast
+	case model != "" && slices.Contains(m.List, model):
+		return model
+	}
+	return m.Default
 }
 
 // addWorktree gives t its own worktree of the repository holding dir; a

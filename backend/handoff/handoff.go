@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -25,6 +26,7 @@ import (
 	"conch/backend/provider"
 	"conch/backend/task"
 	"conch/backend/taskrun"
+	"conch/backend/worktree"
 )
 
 // Errors the surfaces map to HTTP statuses, shared with the runner.
@@ -93,6 +95,7 @@ func (s *Service) Start(tasks *taskrun.Runner) {
 	// List before taking s.mu: the runner calls Observe (which takes s.mu)
 	// with a task's lock held, and List takes those locks.
 	all, _ := tasks.List()
+	s.inspectLeftWorktrees(tasks, all)
 	s.mu.Lock()
 	if s.started {
 		s.mu.Unlock()
@@ -120,6 +123,31 @@ func (s *Service) Start(tasks *taskrun.Runner) {
 	}
 	go s.loop()
 	s.signalLoop()
+}
+
+// inspectLeftWorktrees looks again at the worktrees of helpers that ended
+// without settling them (a crash): one that holds work is kept and its work
+// counted, so it shows on the card and is never removed without the
+// person's say; an empty one is removed.
+func (s *Service) inspectLeftWorktrees(tasks *taskrun.Runner, all []task.Task) {
+	for _, t := range all {
+		w := t.Worktree
+		if !t.Status.Finished() || w == nil || w.Kept || w.Path == "" {
+			continue
+		}
+		if _, err := os.Stat(w.Path); err != nil {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+		rec, err := worktree.FromRecord(*w).Settle(ctx)
+		cancel()
+		_, _ = tasks.Amend(t.ID, func(t *task.Task) {
+			t.Worktree = &rec
+			if err != nil {
+				t.AddStep("Worktree: " + err.Error())
+			}
+		})
+	}
 }
 
 func (s *Service) signalLoop() {
@@ -478,19 +506,10 @@ func narrower(chatMode task.Mode, asked string) (task.Mode, error) {
 	if !m.Valid() {
 		return "", fmt.Errorf("%w: unknown mode %q (plan, ask, edits or auto)", ErrInvalid, asked)
 	}
-	if rank(m) > rank(chatMode) {
+	if m.Wider(chatMode) {
 		return "", fmt.Errorf("%w: a task cannot run in %s mode when its chat is in %s mode", ErrInvalid, m, chatMode)
 	}
 	return m, nil
-}
-
-func rank(m task.Mode) int {
-	for i, k := range task.Modes {
-		if k == m {
-			return i
-		}
-	}
-	return -1
 }
 
 // specFor resolves the provider and model of a task sent from parent:

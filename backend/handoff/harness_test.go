@@ -216,6 +216,7 @@ type env struct {
 	home    string
 	prefs   pref.Preferences
 	prefsMu sync.Mutex
+	mark    string // the home's process mark
 }
 
 type engineOpt struct {
@@ -231,7 +232,7 @@ func setup(t *testing.T, engines []engineOpt, tweak ...func(*env)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{st: st, bus: event.NewBus(), dir: t.TempDir(), home: home, prefs: pref.Defaults()}
+	e := &env{st: st, bus: event.NewBus(), dir: t.TempDir(), home: home, prefs: pref.Defaults(), mark: "test-" + filepath.Base(home)}
 	for _, f := range tweak {
 		f(e)
 	}
@@ -249,14 +250,15 @@ func setup(t *testing.T, engines []engineOpt, tweak ...func(*env)) *env {
 		Store: st, Bus: e.bus, Providers: providers, Home: e.dir,
 		Logs: output.New(filepath.Join(home, "chats")), HTTP: http.DefaultClient,
 		CommandGrace: 200 * time.Millisecond, DeltaInterval: time.Millisecond, Spending: spending,
-		Extra:  func(c conversation.Conversation) []tool.Tool { return h.Tools(c) },
-		Prompt: func(ctx context.Context, c conversation.Conversation) string { return h.Prompt(ctx, c) },
+		Extra:    func(c conversation.Conversation) []tool.Tool { return h.Tools(c) },
+		Prompt:   func(ctx context.Context, c conversation.Conversation) string { return h.Prompt(ctx, c) },
+		HomeMark: e.mark,
 	})
 	h = handoff.New(handoff.Config{Chats: e.chats, Providers: providers, Spending: spending,
 		Preferences: e.preferences, Worktrees: filepath.Join(home, "worktrees")})
 	e.h = h
 	e.tasks = taskrun.New(taskrun.Config{Store: st, Bus: e.bus, Logs: output.New(filepath.Join(home, "tasks")),
-		Home: e.dir, Conversations: h, Observe: h.Observe, AskTimeout: time.Minute})
+		Home: e.dir, Conversations: h, Observe: h.Observe, AskTimeout: time.Minute, HomeMark: e.mark})
 	if err := e.tasks.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

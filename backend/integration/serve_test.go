@@ -245,17 +245,18 @@ func TestDoctorWithoutARunningConch(t *testing.T) {
 	}
 }
 
-// A second Conch on the same home says the first one has it.
+// A second Conch on the same home refuses to start, naming the first one.
 func TestSecondServerOnSameHomeIsRefused(t *testing.T) {
 	home := t.TempDir()
-	start(t, home)
+	first := start(t, home)
 	cmd := exec.Command(bin, "serve", "--home", home, "--addr", "127.0.0.1:0")
 	out, err := cmd.CombinedOutput()
 	if err == nil {
 		t.Fatalf("second server started: %s", out)
 	}
-	if !strings.Contains(string(out), "in use by another process") {
-		t.Fatalf("second server said %q", out)
+	want := fmt.Sprintf("%s is in use by another Conch, process %d (%s serve --home %s", home, first.cmd.Process.Pid, bin, home)
+	if !strings.Contains(string(out), want) {
+		t.Fatalf("second server said %q, want it to name the first (%q)", out, want)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"time"
 
+	"conch/backend/procmark"
 	"conch/backend/task"
 )
 
@@ -100,6 +101,9 @@ type Request struct {
 	Cwd  string
 	// Ask routes a CLI's permission question to Conch (nil: none may ask).
 	Ask func(ctx context.Context, tool, detail string) (bool, error)
+	// Mark is what a CLI process (and so every tool it runs) carries, so
+	// healing after a crash finds them and nothing else.
+	Mark procmark.Mark
 }
 
 // EventKind names a streamed event.

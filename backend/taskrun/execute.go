@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/google/uuid"
 
+	"conch/backend/procmark"
 	"conch/backend/task"
 )
 
@@ -17,22 +19,34 @@ import (
 const outputFlush = 250 * time.Millisecond
 
 // run carries one task from queued to a finished status. It owns the slot
-// it was given and frees it on return.
-func (r *Runner) run(ctx context.Context, e *entry, kind task.Kind) {
+// it was given (h) and frees it on return. A panic anywhere in the run
+// fails this task, saying so, and Conch carries on.
+func (r *Runner) run(ctx context.Context, e *entry, h *activeRun) {
 	defer r.wg.Done()
 	defer func() {
 		e.mu.Lock()
-		e.cancel(nil)
-		e.cancel = nil
-		close(e.done)
+		h.cancel(nil)
+		if e.run == h { // a retry may have started the next run already
+			e.run = nil
+		}
+		close(h.done)
 		e.mu.Unlock()
 		r.mu.Lock()
-		r.active[kind]--
+		if h.slot {
+			r.active[h.kind]--
+			h.slot = false
+		}
 		r.mu.Unlock()
 		r.dispatch()
 	}()
+	defer func() {
+		if v := recover(); v != nil {
+			r.cfg.Log.Error("task run panicked", "task", e.id(), "panic", v, "stack", string(debug.Stack()))
+			r.finish(e, nil, Outcome{}, panicked(v))
+		}
+	}()
 
-	id := e.t.ID
+	id := e.id()
 	started, err := r.updateEntry(e, func(t *task.Task) error {
 		return t.SetStatus(task.Running, r.cfg.Now())
 	})
@@ -83,8 +97,9 @@ func (r *Runner) run(ctx context.Context, e *entry, kind task.Kind) {
 		r.flushOutput(flushCtx, e, w.Size)
 	}()
 
-	out, runErr := ex.Execute(ctx, &Run{
+	out, runErr := r.execute(ctx, e, ex, &Run{
 		Task:   started,
+		Mark:   procmark.Mark{Home: r.cfg.HomeMark, Task: id},
 		Output: w,
 		Tail:   tail,
 		Progress: func(current, step string) {
@@ -98,8 +113,8 @@ func (r *Runner) run(ctx context.Context, e *entry, kind task.Kind) {
 				return nil
 			})
 		},
-		Ask: func(ctx context.Context, tool, detail string) (bool, error) {
-			return r.ask(ctx, e, tool, detail)
+		Ask: func(ctx context.Context, askID, tool, detail string) (bool, error) {
+			return r.ask(ctx, e, h, askID, tool, detail)
 		},
 		Amend: func(fn func(t *task.Task)) {
 			_, _ = r.updateEntry(e, func(t *task.Task) error {
@@ -122,14 +137,35 @@ func (r *Runner) run(ctx context.Context, e *entry, kind task.Kind) {
 	r.finish(e, &size, out, finishCause(ctx, runErr))
 }
 
+// execute runs the executor, turning a panic into the task's error so one
+// broken run never takes Conch down.
+func (r *Runner) execute(ctx context.Context, e *entry, ex Executor, run *Run) (out Outcome, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			r.cfg.Log.Error("task executor panicked", "task", e.id(), "panic", v, "stack", string(debug.Stack()))
+			out, err = Outcome{}, panicked(v)
+		}
+	}()
+	return ex.Execute(ctx, run)
+}
+
+// panicked is the reason of a task whose run hit a bug in Conch.
+func panicked(v any) error {
+	return fmt.Errorf("Conch hit an internal error while running this task (%v), so it stopped it. Try again; if it happens again, the log has the details", v)
+}
+
 // finishCause says why a run ended: stopped by the person, interrupted by
-// shutdown, or the executor's own error (nil for done).
+// shutdown, or the executor's own error (nil for done). An executor that
+// says it was stopped (its chat's Stop) ends it stopped too.
 func finishCause(ctx context.Context, runErr error) error {
 	if cause := context.Cause(ctx); cause != nil {
 		if errors.Is(cause, errStopped) {
 			return errStopped
 		}
 		return errInterrupted
+	}
+	if errors.Is(runErr, ErrStopped) {
+		return errStopped
 	}
 	return runErr
 }
@@ -188,9 +224,16 @@ func (r *Runner) flushOutput(ctx context.Context, e *entry, size func() int64) {
 }
 
 // ask puts a question on the task and waits for Answer, the timeout or ctx.
-func (r *Runner) ask(ctx context.Context, e *entry, tool, detail string) (bool, error) {
+// While it waits the run gives up its slot (a question never holds up the
+// queue); answered, it takes one back at once, over the limit if it must.
+// askID is the question's id where the asker has one (a chat's question
+// keeps its id on the task), else a new one is made.
+func (r *Runner) ask(ctx context.Context, e *entry, h *activeRun, askID, tool, detail string) (bool, error) {
 	now := r.cfg.Now().UTC()
-	q := task.Question{ID: uuid.NewString(), Tool: tool, Detail: detail, AskedAt: now, ExpiresAt: now.Add(r.cfg.AskTimeout)}
+	if askID == "" {
+		askID = uuid.NewString()
+	}
+	q := task.Question{ID: askID, Tool: tool, Detail: detail, AskedAt: now, ExpiresAt: now.Add(r.cfg.AskTimeout)}
 	answer := make(chan bool, 1)
 	e.mu.Lock()
 	_, err := r.updateLocked(e, func(t *task.Task) error {
@@ -208,6 +251,8 @@ func (r *Runner) ask(ctx context.Context, e *entry, tool, detail string) (bool, 
 	if err != nil {
 		return false, err
 	}
+	r.releaseSlot(h)
+	defer r.takeSlot(h)
 	timer := time.NewTimer(r.cfg.AskTimeout)
 	defer timer.Stop()
 	select {
@@ -242,4 +287,26 @@ func (r *Runner) ask(ctx context.Context, e *entry, tool, detail string) (bool, 
 		return false, ctx.Err()
 	}
 	return false, ErrNoAnswer
+}
+
+// releaseSlot frees h's slot for the queue while its task waits on the
+// person.
+func (r *Runner) releaseSlot(h *activeRun) {
+	r.mu.Lock()
+	if h.slot {
+		r.active[h.kind]--
+		h.slot = false
+	}
+	r.mu.Unlock()
+	r.dispatch()
+}
+
+// takeSlot counts h against its kind's limit again.
+func (r *Runner) takeSlot(h *activeRun) {
+	r.mu.Lock()
+	if !h.slot {
+		r.active[h.kind]++
+		h.slot = true
+	}
+	r.mu.Unlock()
 }

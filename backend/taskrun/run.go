@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 
+	"conch/backend/procmark"
 	"conch/backend/task"
 )
 
@@ -23,6 +24,9 @@ type Executor interface {
 type Run struct {
 	// Task is a snapshot of the task as it started running.
 	Task task.Task
+	// Mark is what every process the run starts must carry (Mark.Env), so
+	// healing after a crash finds them and nothing else.
+	Mark procmark.Mark
 	// Output is the task's append-only log.
 	Output io.Writer
 	// Tail returns up to n of the last bytes written to Output.
@@ -32,8 +36,9 @@ type Run struct {
 	Progress func(current, step string)
 	// Ask puts a permission question to the person and waits for the answer,
 	// the one-hour timeout (ErrNoAnswer) or ctx. It reports whether the action
-	// was allowed.
-	Ask func(ctx context.Context, tool, detail string) (bool, error)
+	// was allowed. id is the question's id when the asker has one already
+	// (a chat's question), "" for a new one.
+	Ask func(ctx context.Context, id, tool, detail string) (bool, error)
 	// Amend changes the task's record (its provider, by, note, worktree)
 	// but never its status.
 	Amend func(fn func(t *task.Task))
@@ -62,6 +67,7 @@ var (
 	ErrPlanMode = errors.New("plan mode runs nothing")
 )
 
-// EnvTaskID marks every process a task starts, so healing can recognise
-// processes left behind by a Conch that died.
-const EnvTaskID = "CONCH_TASK_ID"
+// EnvTaskID is the part of a process's mark that names its task (see
+// procmark): healing recognises what a Conch that died left behind by it
+// and the home's mark together.
+const EnvTaskID = procmark.EnvTask

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -22,6 +23,7 @@ import (
 	"conch/backend/event"
 	"conch/backend/output"
 	"conch/backend/pref"
+	"conch/backend/procmark"
 	"conch/backend/store"
 	"conch/backend/task"
 )
@@ -46,7 +48,13 @@ const AskTimeout = time.Hour
 // stopGrace is how long Stop waits for a run to end before answering.
 const stopGrace = 10 * time.Second
 
-var errStopped = errors.New("stopped by request")
+// ErrStopped is returned by an executor whose work the person stopped by
+// another way than StopTask (the Stop of the task's own chat): the task
+// ends stopped, not failed.
+var ErrStopped = errors.New("stopped by request")
+
+// errStopped is the cause a stop cancels a run with.
+var errStopped = ErrStopped
 
 // Config wires a Runner.
 type Config struct {
@@ -66,9 +74,17 @@ type Config struct {
 	AskTimeout time.Duration
 	// Now overrides time.Now (tests).
 	Now func() time.Time
-	// Reap ends a process group left behind by an earlier Conch, if it is
-	// still there and belongs to the task. Nil uses the platform's reaper.
-	Reap func(pid int, taskID string)
+	// HomeMark names this home (procmark.HomeMark); every process a task
+	// starts carries it with the task's id, and healing ends only processes
+	// that carry both. Empty: healing ends nothing.
+	HomeMark string
+	// Reap ends what an earlier Conch left running for a task: processes
+	// that carry mark, and the group pgid (0: none recorded) if its leader
+	// does. Nil uses procmark.Reap.
+	Reap func(mark procmark.Mark, pgid int)
+	// Log records what the person cannot act on (a recovered panic's
+	// stack); nil discards it.
+	Log *slog.Logger
 }
 
 // Runner owns every task's life. Start it once, Stop it once (Stop is safe
@@ -91,12 +107,25 @@ type Runner struct {
 
 // entry is the live state of one task; mu orders its changes.
 type entry struct {
-	mu     sync.Mutex
-	t      task.Task
-	cancel context.CancelCauseFunc // set while a run is active
-	done   chan struct{}           // closed when the active run ends
-	askID  string                  // the pending question, if any
-	answer chan bool
+	mu  sync.Mutex
+	t   task.Task
+	run *activeRun // the run in progress, from dispatch until it has ended
+	// deleted is set by Delete: no change is stored after it, so a run or
+	// a follower that still holds the entry can never write it back.
+	deleted bool
+	askID   string // the pending question, if any
+	answer  chan bool
+}
+
+// activeRun is one run of a task. Each run owns its handle, so a run that
+// ends after a retry started the next one only ever clears its own.
+type activeRun struct {
+	cancel context.CancelCauseFunc
+	done   chan struct{} // closed when the run has ended
+	kind   task.Kind
+	// slot says the run counts against its kind's limit (guarded by
+	// Runner.mu): it does not while it waits on the person.
+	slot bool
 }
 
 // New returns a runner; call Start before use.
@@ -108,7 +137,10 @@ func New(cfg Config) *Runner {
 		cfg.AskTimeout = AskTimeout
 	}
 	if cfg.Reap == nil {
-		cfg.Reap = reapGroup
+		cfg.Reap = func(m procmark.Mark, pgid int) { procmark.Reap(m, pgid) }
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Runner{
 		cfg:     cfg,
@@ -147,10 +179,15 @@ func (r *Runner) Start(ctx context.Context) error {
 	for _, t := range tasks {
 		switch t.Status {
 		case task.Running, task.NeedsYou:
-			if t.Pid > 0 {
-				r.cfg.Reap(t.Pid, t.ID)
+			if r.cfg.HomeMark != "" {
+				r.cfg.Reap(procmark.Mark{Home: r.cfg.HomeMark, Task: t.ID}, t.Pid)
 			}
+			size, serr := r.cfg.Logs.Size(t.ID)
 			if _, err := r.update(t.ID, func(t *task.Task) error {
+				// The log, not the last flush, says how much it printed.
+				if serr == nil {
+					t.OutputBytes = size
+				}
 				t.Error = InterruptedReason
 				t.AddStep("Interrupted when Conch stopped")
 				return t.SetStatus(task.Interrupted, r.cfg.Now())
@@ -432,15 +469,16 @@ func (r *Runner) StopTask(id string) (task.Task, error) {
 		return t, err
 	}
 	e.mu.Lock()
-	// A task just taken from the queue has its run (and cancel) before it
-	// is marked running: stopping it then stops that run.
-	if e.cancel == nil || !(e.t.Status.Active() || e.t.Status == task.Queued) {
+	// A task just taken from the queue has its run before it is marked
+	// running: stopping it then stops that run.
+	h := e.run
+	if h == nil || !(e.t.Status.Active() || e.t.Status == task.Queued) {
 		t := e.t.Clone()
 		e.mu.Unlock()
-		return t, fmt.Errorf("stop task %s: it is %s: %w", id, t.Status, task.ErrInvalidTransition)
+		return t, &task.TransitionError{ID: id, From: t.Status, To: task.Stopped}
 	}
-	e.cancel(errStopped)
-	done := e.done
+	h.cancel(errStopped)
+	done := h.done
 	e.mu.Unlock()
 	select {
 	case <-done:
@@ -497,7 +535,7 @@ func (r *Runner) Retry(id string) (task.Task, error) {
 	}
 	r.mu.Unlock()
 	if err != nil {
-		return t, fmt.Errorf("retry task %s: %w", id, err)
+		return t, err
 	}
 	r.dispatch()
 	return t, nil
@@ -513,12 +551,18 @@ func (r *Runner) Delete(id string) error {
 	defer r.mu.Unlock()
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.deleted {
+		return fmt.Errorf("task %q: %w", id, ErrNotFound)
+	}
 	if e.t.Status.Active() {
-		return fmt.Errorf("delete task %s: it is %s; stop it first: %w", id, e.t.Status, ErrConflict)
+		return fmt.Errorf("it is %s; stop it before deleting it: %w", e.t.Status.Words(), ErrConflict)
 	}
 	if err := r.cfg.Store.DeleteTask(id); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("delete task %s: %w", id, err)
 	}
+	// From here on nothing writes it again: a run dispatched a moment ago
+	// finds it gone before it starts, and its command never runs.
+	e.deleted = true
 	r.dequeueLocked(id)
 	delete(r.entries, id)
 	if err := r.cfg.Logs.Remove(id); err != nil {
@@ -578,7 +622,7 @@ func (r *Runner) Answer(id, askID string, allow bool) (task.Task, error) {
 		return e.t.Clone(), fmt.Errorf("%w: askId is empty", ErrInvalid)
 	}
 	if e.askID == "" || e.askID != askID || e.t.Status != task.NeedsYou {
-		return e.t.Clone(), fmt.Errorf("answer task %s: question %s is not waiting for an answer: %w", id, askID, ErrConflict)
+		return e.t.Clone(), fmt.Errorf("that question is no longer waiting for an answer (it was answered, withdrawn or timed out): %w", ErrConflict)
 	}
 	// Either way the task works on: an agent's chat carries on after a
 	// denial, a shell command ends there.
@@ -630,6 +674,9 @@ func (r *Runner) updateEntry(e *entry, fn func(t *task.Task) error) (task.Task, 
 }
 
 func (r *Runner) updateLocked(e *entry, fn func(t *task.Task) error) (task.Task, error) {
+	if e.deleted {
+		return e.t.Clone(), fmt.Errorf("task %q: %w", e.t.ID, ErrNotFound)
+	}
 	next := e.t.Clone()
 	if err := fn(&next); err != nil {
 		return e.t.Clone(), err
@@ -671,13 +718,25 @@ func (r *Runner) dispatch() {
 				continue
 			}
 			ctx, cancel := context.WithCancelCause(r.ctx)
+			h := &activeRun{cancel: cancel, done: make(chan struct{}), kind: kind, slot: true}
 			e.mu.Lock()
-			e.cancel = cancel
-			e.done = make(chan struct{})
+			if e.deleted || e.t.Status != task.Queued {
+				e.mu.Unlock()
+				cancel(nil)
+				continue
+			}
+			e.run = h
 			e.mu.Unlock()
 			r.active[kind]++
 			r.wg.Add(1)
-			go r.run(ctx, e, kind)
+			go r.run(ctx, e, h)
 		}
 	}
+}
+
+// id is the task's id, which never changes.
+func (e *entry) id() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.t.ID
 }

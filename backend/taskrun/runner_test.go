@@ -14,6 +14,7 @@ import (
 
 	"conch/backend/event"
 	"conch/backend/output"
+	"conch/backend/procmark"
 	"conch/backend/provider/shell"
 	"conch/backend/store"
 	"conch/backend/task"
@@ -28,6 +29,7 @@ type bundle struct {
 	dir    string // a working folder for commands
 	home   string
 	dbPath string
+	mark   string // the home's process mark
 }
 
 type setupOpt func(*taskrun.Config)
@@ -49,8 +51,11 @@ func (b *bundle) start(t *testing.T, opts ...setupOpt) {
 		t.Fatal(err)
 	}
 	b.store, b.bus, b.logs = st, event.NewBus(), output.New(filepath.Join(b.home, "tasks"))
+	if b.mark == "" {
+		b.mark = "test-" + filepath.Base(b.home)
+	}
 	cfg := taskrun.Config{
-		Store: st, Bus: b.bus, Logs: b.logs, Home: b.dir,
+		Store: st, Bus: b.bus, Logs: b.logs, Home: b.dir, HomeMark: b.mark,
 		Executors: map[string]taskrun.Executor{"shell": &shell.Shell{Home: b.dir, Grace: 300 * time.Millisecond}},
 	}
 	for _, o := range opts {
@@ -477,8 +482,8 @@ func TestHealingEndsLeftoverProcesses(t *testing.T) {
 	b.stop()
 
 	id := "0b6f1a52-3c7e-4c39-9f57-7f0d3c1b9a10"
-	cmd := exec.Command("bash", "-c", "sleep 60 & sleep 60; wait")
-	cmd.Env = append(os.Environ(), taskrun.EnvTaskID+"="+id)
+	cmd := exec.Command("bash", "-c", "sleep 60 & setsid sleep 60 & sleep 60; wait")
+	cmd.Env = procmark.Mark{Home: b.mark, Task: id}.Env(os.Environ())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -486,6 +491,16 @@ func TestHealingEndsLeftoverProcesses(t *testing.T) {
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	// The same task id in a copy of this home: not this Conch's to end.
+	other := exec.Command("bash", "-c", "sleep 60")
+	other.Env = procmark.Mark{Home: "a-copy-of-" + b.mark, Task: id}.Env(os.Environ())
+	other.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	otherExited := make(chan struct{})
+	go func() { _ = other.Wait(); close(otherExited) }()
+	t.Cleanup(func() { _ = syscall.Kill(-other.Process.Pid, syscall.SIGKILL) })
 
 	st, err := store.Open(b.dbPath)
 	if err != nil {
@@ -522,28 +537,15 @@ func TestHealingEndsLeftoverProcesses(t *testing.T) {
 		t.Fatal("the leftover process group still runs")
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for markedProcesses(t, id) > 0 {
+	for len(procmark.Find(procmark.Mark{Home: b.mark, Task: id})) > 0 {
 		if time.Now().After(deadline) {
-			t.Fatal("a process of the leftover group still runs")
+			t.Fatal("a process of the leftover group (or its setsid child) still runs")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// markedProcesses counts live processes carrying the task's mark (a zombie's
-// environment cannot be read, so it does not count).
-func markedProcesses(t *testing.T, id string) int {
-	t.Helper()
-	dirs, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Skip("no /proc")
+	select {
+	case <-otherExited:
+		t.Fatal("healing ended a process of another home that had the same task id")
+	case <-time.After(200 * time.Millisecond):
 	}
-	n := 0
-	for _, d := range dirs {
-		env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
-		if err == nil && strings.Contains(string(env), taskrun.EnvTaskID+"="+id) {
-			n++
-		}
-	}
-	return n
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"conch/backend/procmark"
 	"conch/backend/provider"
 )
 
@@ -48,6 +49,9 @@ type Env struct {
 	// Grace is how long a command has after SIGTERM before SIGKILL
 	// (default 2 s).
 	Grace time.Duration
+	// Mark is what every process a command starts carries (procmark), so
+	// healing after a crash finds them and nothing else.
+	Mark procmark.Mark
 }
 
 // Tool is one host tool.

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"conch/backend/internal/procgroup"
+	"conch/backend/procmark"
 	"conch/backend/provider"
 	"conch/backend/task"
 )
@@ -279,10 +280,11 @@ type proc struct {
 
 // start starts the CLI in dir with input written on its stdin, which is
 // closed after it.
-func start(cfg Config, name, bin string, args []string, dir string, input []byte) (*proc, error) {
+func start(cfg Config, name, bin string, args []string, dir string, mark procmark.Mark, input []byte) (*proc, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
-	cmd.Env = cfg.environ()
+	// The mark goes to the CLI and so to every tool it runs.
+	cmd.Env = mark.Env(cfg.environ())
 	cmd.SysProcAttr = procgroup.Attr()
 	// A child that escaped the group and holds stdout open must not keep
 	// the stream open once the CLI itself has exited.
@@ -455,7 +457,7 @@ func (e emitter) usage(u provider.Usage) {
 
 // launch starts the CLI and serves its output through the handler made
 // for it. Errors come before anything is sent.
-func launch(ctx context.Context, cfg Config, name, bin string, args []string, dir string, input []byte, mk func(p *proc, e emitter) handler) (<-chan provider.Event, error) {
+func launch(ctx context.Context, cfg Config, name, bin string, args []string, dir string, mark procmark.Mark, input []byte, mk func(p *proc, e emitter) handler) (<-chan provider.Event, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -464,7 +466,7 @@ func launch(ctx context.Context, cfg Config, name, bin string, args []string, di
 			return nil, fmt.Errorf("run %s: folder %s does not exist", name, dir)
 		}
 	}
-	p, err := start(cfg, name, bin, args, dir, input)
+	p, err := start(cfg, name, bin, args, dir, mark, input)
 	if err != nil {
 		return nil, err
 	}

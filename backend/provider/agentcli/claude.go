@@ -109,7 +109,7 @@ func (c *Claude) Stream(ctx context.Context, req provider.Request) (<-chan provi
 		}
 		args = append(args, "--mcp-config", srv.config, "--permission-prompt-tool", askToolName)
 	}
-	ch, err := launch(ctx, c.cfg, "claude", bin, args, req.Cwd, input, func(p *proc, e emitter) handler {
+	ch, err := launch(ctx, c.cfg, "claude", bin, args, req.Cwd, req.Mark, input, func(p *proc, e emitter) handler {
 		return &claudeHandler{e: e, cwd: req.Cwd, srv: srv}
 	})
 	if err != nil && srv != nil {

@@ -78,7 +78,7 @@ func (c *Codex) Stream(ctx context.Context, req provider.Request) (<-chan provid
 		text = "-"
 	}
 	args = append(args, text)
-	return launch(ctx, c.cfg, "codex", bin, args, req.Cwd, input, func(p *proc, e emitter) handler {
+	return launch(ctx, c.cfg, "codex", bin, args, req.Cwd, req.Mark, input, func(p *proc, e emitter) handler {
 		return &codexHandler{e: e, cwd: req.Cwd}
 	})
 }

@@ -106,7 +106,7 @@ func (g *Gemini) Stream(ctx context.Context, req provider.Request) (<-chan provi
 		args = append(args, "-m", model)
 	}
 	args = append(args, "--approval-mode", approval)
-	return launch(ctx, g.cfg, "gemini", bin, args, req.Cwd, input, func(p *proc, e emitter) handler {
+	return launch(ctx, g.cfg, "gemini", bin, args, req.Cwd, req.Mark, input, func(p *proc, e emitter) handler {
 		return &geminiHandler{e: e, cwd: req.Cwd}
 	})
 }

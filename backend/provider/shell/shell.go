@@ -64,7 +64,7 @@ func (s *Shell) Execute(ctx context.Context, run *taskrun.Run) (taskrun.Outcome,
 	case task.Ask, task.Edits:
 		run.Progress("", "Asked to run "+short)
 		detail := fmt.Sprintf("Run `%s` in %s?", command, s.tilde(t.Cwd))
-		allowed, err := run.Ask(ctx, "run_command", detail)
+		allowed, err := run.Ask(ctx, "", "run_command", detail)
 		if err != nil {
 			return taskrun.Outcome{}, err
 		}
@@ -78,7 +78,7 @@ func (s *Shell) Execute(ctx context.Context, run *taskrun.Run) (taskrun.Outcome,
 	}
 	cmd := exec.Command(bash, "-c", t.Text)
 	cmd.Dir = t.Cwd
-	cmd.Env = append(os.Environ(), taskrun.EnvTaskID+"="+t.ID)
+	cmd.Env = run.Mark.Env(os.Environ())
 	cmd.Stdout = run.Output
 	cmd.Stderr = run.Output
 	cmd.SysProcAttr = procgroup.Attr()
