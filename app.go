@@ -352,14 +352,20 @@ func (a *App) ReadOutput(id string, offset int64) (OutputChunk, error) {
 	if offset < 0 {
 		return OutputChunk{}, bindErr(fmt.Errorf("%w: offset must be 0 or more", taskrun.ErrInvalid))
 	}
-	b, _, err := a.logs.ReadAt(id, offset, 1<<20)
+	b, next, err := a.logs.ReadAt(id, offset, 1<<20)
 	if errors.Is(err, os.ErrNotExist) {
-		return OutputChunk{Next: offset}, nil
+		return OutputChunk{Next: 0}, nil
+	}
+	if err != nil {
+		return OutputChunk{Next: offset}, bindErr(err)
+	}
+	if len(b) == 0 { // at or past the end: carry on from the end
+		return OutputChunk{Next: next}, nil
 	}
 	// A string crosses the bridge, so stop before a character cut in half;
 	// the next read starts with its first byte.
 	b = output.WholeRunes(b)
-	return OutputChunk{Data: string(b), Next: offset + int64(len(b))}, bindErr(err)
+	return OutputChunk{Data: string(b), Next: offset + int64(len(b))}, nil
 }
 
 // Approvals lists every pending question, oldest first.
@@ -396,14 +402,33 @@ func (a *App) Preferences() (pref.Preferences, error) {
 
 // SetPreferences validates, saves and applies preferences.
 func (a *App) SetPreferences(p pref.Preferences) (pref.Preferences, error) {
+	saved, err := a.savePreferences(p)
+	return saved, bindErr(err)
+}
+
+// savePreferences validates, saves and applies preferences; its errors are
+// the engine's, for the gateway to map.
+func (a *App) savePreferences(p pref.Preferences) (pref.Preferences, error) {
 	if err := p.Validate(); err != nil {
-		return p, bindErr(fmt.Errorf("%w: %v", taskrun.ErrInvalid, err))
+		return p, fmt.Errorf("%w: %v", taskrun.ErrInvalid, err)
+	}
+	if err := a.handoff.CheckFallback(context.Background(), p.LimitFallback); err != nil {
+		return p, err
 	}
 	if err := a.store.PutPreferences(p); err != nil {
-		return p, bindErr(err)
+		return p, err
 	}
 	a.tasks.SetLimits(p.Limits)
 	return p, nil
+}
+
+// gatewayPrefs gives the gateway the preferences with the engine's errors
+// (the bindings' are JSON for the window).
+type gatewayPrefs struct{ a *App }
+
+func (g gatewayPrefs) Preferences() (pref.Preferences, error) { return g.a.store.Preferences() }
+func (g gatewayPrefs) SetPreferences(p pref.Preferences) (pref.Preferences, error) {
+	return g.a.savePreferences(p)
 }
 
 // ConversationList is the answer of ListConversations, as GET

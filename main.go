@@ -190,7 +190,7 @@ func startGateway(app *App, addr string, stdout, stderr io.Writer) (*runningGate
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	gw, err := gateway.New(gateway.Config{
-		Tasks: app.tasks, Chats: app.chats, Handoff: app.handoff, Providers: app.providers, Prefs: app, Doctor: app.Doctor, Logs: app.logs, Bus: app.bus,
+		Tasks: app.tasks, Chats: app.chats, Handoff: app.handoff, Providers: app.providers, Prefs: gatewayPrefs{app}, Doctor: app.Doctor, Logs: app.logs, Bus: app.bus,
 		Assets: assets(), Token: token, Log: log,
 	}, ln.Addr().String())
 	if err != nil {

@@ -76,5 +76,18 @@ func (m *Monthly) Exceeded() (string, error) {
 	if err != nil || limit <= 0 || spent < limit {
 		return "", err
 	}
-	return fmt.Sprintf("This month's budget of $%.2f is spent ($%.4f so far). Raise it in Settings to carry on.", limit, spent), nil
+	return fmt.Sprintf("This month's budget of %s is spent (%s so far). Raise it in Settings to carry on.", USD(limit), USD(spent)), nil
+}
+
+// USD says an amount of money the way a person reads it: cents from a cent
+// up ("$30.35"), and enough digits below one to show it is not nothing
+// ("$0.0042").
+func USD(x float64) string {
+	if x < 0 {
+		return "-" + USD(-x)
+	}
+	if x == 0 || x >= 0.01 {
+		return fmt.Sprintf("$%.2f", x)
+	}
+	return fmt.Sprintf("$%.4f", x)
 }

@@ -32,7 +32,7 @@ func TestMonthlySpendAddsUpDurablyAndStopsAtTheBudget(t *testing.T) {
 		t.Fatalf("spent %v, want 1.0 (concurrent spends lost)", spent)
 	}
 	why, err := m.Exceeded()
-	if err != nil || why != "This month's budget of $1.00 is spent ($1.0000 so far). Raise it in Settings to carry on." {
+	if err != nil || why != "This month's budget of $1.00 is spent ($1.00 so far). Raise it in Settings to carry on." {
 		t.Fatalf("exceeded: %q %v", why, err)
 	}
 	limit = 0
@@ -66,5 +66,13 @@ func TestPricesComeFromPreferences(t *testing.T) {
 	m = New(nil, func() pref.Preferences { return pref.Preferences{} })
 	if got := m.Prices(); got["gpt-4o"].Input != 2.5 {
 		t.Fatalf("no table in preferences should use the defaults, got %v", got)
+	}
+}
+
+func TestUSDReadsLikeMoney(t *testing.T) {
+	for x, want := range map[float64]string{0: "$0.00", 30.35: "$30.35", 2.02: "$2.02", 0.0042: "$0.0042", 1.5: "$1.50", -0.5: "-$0.50"} {
+		if got := USD(x); got != want {
+			t.Errorf("USD(%v) = %q, want %q", x, got, want)
+		}
 	}
 }

@@ -503,7 +503,7 @@ func TestBudgetStopsBeforeTheNextCall(t *testing.T) {
 	}
 	ms := e.messages(t, c.ID)
 	last := ms[len(ms)-1]
-	if last.Kind != conversation.Notice || !strings.Contains(last.Text, "limit") || !strings.Contains(last.Text, "$0.0300") {
+	if last.Kind != conversation.Notice || !strings.Contains(last.Text, "limit") || !strings.Contains(last.Text, "spent $0.03 of its $0.02 limit") {
 		t.Errorf("last message %+v\n%s", last, e.transcript(t, c.ID))
 	}
 	// A second message stops at once, before any call.

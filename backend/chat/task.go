@@ -9,6 +9,7 @@ import (
 	"maps"
 	"strings"
 
+	"conch/backend/budget"
 	"conch/backend/chat/conversation"
 	"conch/backend/task"
 	"conch/backend/tool"
@@ -225,13 +226,13 @@ func (m *Manager) overLimit(c conversation.Conversation) string {
 		if pe, err := m.entry(c.Origin.ParentID); err == nil {
 			p := m.snapshot(pe)
 			if p.Limit > 0 && p.Spent >= p.Limit {
-				return fmt.Sprintf("Stopped: the chat this came from has spent $%.4f of its $%.2f limit. Raise its limit to carry on.", p.Spent, p.Limit)
+				return fmt.Sprintf("Stopped: the chat this came from has spent %s of its %s limit. Raise its limit to carry on.", budget.USD(p.Spent), budget.USD(p.Limit))
 			}
 			return ""
 		}
 	}
 	if c.Limit > 0 && c.Spent >= c.Limit {
-		return fmt.Sprintf("Stopped: this chat has spent $%.4f of its $%.2f limit. Raise the limit to carry on.", c.Spent, c.Limit)
+		return fmt.Sprintf("Stopped: this chat has spent %s of its %s limit. Raise the limit to carry on.", budget.USD(c.Spent), budget.USD(c.Limit))
 	}
 	return ""
 }

@@ -251,7 +251,7 @@ func (g *Gateway) output(w http.ResponseWriter, r *http.Request, id string) {
 	}
 	data, next, err := g.cfg.Logs.ReadAt(id, offset, int(max))
 	if errors.Is(err, fs.ErrNotExist) {
-		data, next, err = nil, offset, nil // nothing written yet
+		data, next, err = nil, 0, nil // nothing written yet: an offset past it is clamped to 0
 	}
 	if err != nil {
 		g.cfg.Log.Error("read output", "task", id, "err", err)
@@ -416,7 +416,8 @@ func sentence(err error) string {
 		return s
 	}
 	s = strings.ToUpper(s[:1]) + s[1:]
-	if !strings.HasSuffix(s, ".") {
+	// A sentence that ends in its own mark ("is Ollama running?") keeps it.
+	if end := strings.TrimRight(s, ")\"'`"); !strings.HasSuffix(end, ".") && !strings.HasSuffix(end, "?") && !strings.HasSuffix(end, "!") {
 		s += "."
 	}
 	return s

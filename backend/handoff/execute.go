@@ -159,6 +159,27 @@ func (s *Service) fallback(ctx context.Context, t task.Task) (fb engine, why str
 	return e, ""
 }
 
+// CheckFallback refuses a limitFallback that could never carry a task on:
+// one that is not connected, or cannot ask before it acts. One that is not
+// ready now is accepted (it may be by the time a limit comes), and a task
+// that meets it says so.
+func (s *Service) CheckFallback(ctx context.Context, id string) error {
+	if id == "" {
+		return nil
+	}
+	if _, ok := s.cfg.Providers.Provider(id); !ok {
+		known := strings.Join(s.cfg.Providers.IDs(), ", ")
+		if known == "" {
+			known = "none is connected yet"
+		}
+		return fmt.Errorf("%w: the fallback must be a connected provider, and none is called %q (connected: %s)", ErrInvalid, id, known)
+	}
+	if info := s.infoOf(ctx, id); !info.CanAsk {
+		return fmt.Errorf("%w: %s cannot ask before it acts, so it can never carry a task on; pick another fallback", ErrInvalid, engine{id: id, info: info}.name())
+	}
+	return nil
+}
+
 // fallbackModel keeps a task's model choice on the provider that carries
 // on: its fast model stays fast, a model the fallback also has stays, and
 // anything else becomes the fallback's default.
@@ -200,10 +221,10 @@ func (s *Service) RemoveWorktree(ctx context.Context, id string, confirm bool) (
 		return task.Task{}, err
 	}
 	if t.Worktree == nil || !t.Worktree.Kept {
-		return t, fmt.Errorf("task %s keeps no worktree: %w", id, taskrun.ErrConflict)
+		return t, fmt.Errorf("it keeps no worktree: %w", taskrun.ErrConflict)
 	}
 	if !t.Status.Finished() {
-		return t, fmt.Errorf("task %s is %s; stop it before removing its worktree: %w", id, t.Status, taskrun.ErrConflict)
+		return t, fmt.Errorf("it is %s; stop it before removing its worktree: %w", t.Status.Words(), taskrun.ErrConflict)
 	}
 	tree := worktree.FromRecord(*t.Worktree)
 	err = tree.Remove(ctx, confirm)

@@ -652,7 +652,7 @@ func TestHelpersSpendAsPartOfTheParentAndStopAtItsLimit(t *testing.T) {
 	}
 	c = e.idle(t, c.ID)
 	ts := e.tasksOf(c.ID)
-	if len(ts) != 1 || ts[0].Status != task.Failed || !strings.Contains(ts[0].Error, "the chat this came from has spent $2.0200 of its $1.50 limit") {
+	if len(ts) != 1 || ts[0].Status != task.Failed || !strings.Contains(ts[0].Error, "the chat this came from has spent $2.02 of its $1.50 limit") {
 		t.Fatalf("helper: %+v", ts)
 	}
 	own, _ := e.chats.Snapshot(ts[0].ConversationID)

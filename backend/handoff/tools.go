@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"conch/backend/budget"
 	"conch/backend/chat"
 	"conch/backend/chat/conversation"
 	"conch/backend/provider"
@@ -331,10 +332,18 @@ func (s *Service) fanOutTooDear(parent conversation.Conversation, specs []spec) 
 		est += prices.Cost(sp.model, provider.Usage{InputTokens: systemTokens + len(sp.text)/4, OutputTokens: replyTokens})
 	}
 	if left := parent.Limit - parent.Spent; est > left {
-		return fmt.Sprintf("Refused: %d parts would cost about $%.4f to start, and this chat has $%.4f left of its $%.2f limit. Nothing was started; raise the limit or use fewer parts.",
-			len(specs), est, max(left, 0), parent.Limit)
+		return fmt.Sprintf("Refused: %s would cost about %s to start, and this chat has %s left of its %s limit. Nothing was started; raise the limit or use fewer parts.",
+			plural(len(specs), "part", "parts"), budget.USD(est), budget.USD(max(left, 0)), budget.USD(parent.Limit))
 	}
 	return ""
+}
+
+// plural says n things ("1 part", "3 parts").
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func firstNonEmpty(a, b string) string {

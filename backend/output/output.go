@@ -91,8 +91,10 @@ func (l *Logs) Open(id string) (*Writer, error) {
 }
 
 // ReadAt returns up to maxBytes bytes of id's log from offset, and the offset to
-// read from next. An offset at or past the end gives no bytes and next ==
-// offset; a negative offset is an error. A log that does not exist gives an
+// read from next. An offset at the end gives no bytes and next == offset;
+// one past the end is clamped to the end (no bytes, next == the size), so a
+// reader that overshot carries on from what is there. A negative offset is
+// an error. A log that does not exist gives an
 // error matching os.ErrNotExist. maxBytes <= 0 means DefaultReadMax.
 func (l *Logs) ReadAt(id string, offset int64, maxBytes int) ([]byte, int64, error) {
 	if err := checkID(id); err != nil {
@@ -115,7 +117,7 @@ func (l *Logs) ReadAt(id string, offset int64, maxBytes int) ([]byte, int64, err
 		return nil, offset, fmt.Errorf("read output of task %s: %w", id, err)
 	}
 	if offset >= fi.Size() {
-		return []byte{}, offset, nil
+		return []byte{}, fi.Size(), nil
 	}
 	buf := make([]byte, min(int64(maxBytes), fi.Size()-offset))
 	n, err := f.ReadAt(buf, offset)

@@ -62,7 +62,7 @@ func TestReadAtOffsets(t *testing.T) {
 		{"middle", 6, 100, "world", 11},
 		{"middle, short max", 4, 3, "o w", 7},
 		{"at end", 11, 10, "", 11},
-		{"past end", 100, 10, "", 100},
+		{"past end is clamped to the end", 100, 10, "", 11},
 		{"max zero means default", 0, 0, "hello world", 11},
 	}
 	for _, tt := range tests {

@@ -76,27 +76,28 @@ func DefaultPrices() map[string]Price {
 	}
 }
 
-// Validate refuses values the engine cannot run with.
+// Validate refuses values the engine cannot run with, saying why in a
+// sentence the person can act on.
 func (p Preferences) Validate() error {
 	if p.Limits.Background < 1 || p.Limits.Background > 64 {
-		return fmt.Errorf("limits.background must be between 1 and 64, got %d", p.Limits.Background)
+		return fmt.Errorf("background tasks at once must be between 1 and 64, not %d", p.Limits.Background)
 	}
 	if p.Limits.Helper < 1 || p.Limits.Helper > 64 {
-		return fmt.Errorf("limits.helper must be between 1 and 64, got %d", p.Limits.Helper)
+		return fmt.Errorf("helpers at once must be between 1 and 64, not %d", p.Limits.Helper)
 	}
 	if p.Budget.Monthly < 0 || p.Budget.Monthly > 1e6 || math.IsNaN(p.Budget.Monthly) {
-		return fmt.Errorf("budget.monthly must be between 0 (no cap) and 1000000 USD, got %v", p.Budget.Monthly)
+		return fmt.Errorf("the monthly budget must be between $0 (no cap) and $1,000,000, not %v", p.Budget.Monthly)
 	}
 	if len(p.LimitFallback) > 100 {
-		return fmt.Errorf("limitFallback must be a provider id, got %d bytes", len(p.LimitFallback))
+		return fmt.Errorf("the fallback must be a connected provider's id (%d bytes is too long for one)", len(p.LimitFallback))
 	}
 	for model, pr := range p.Prices {
 		if model == "" {
-			return fmt.Errorf("prices: a model id is empty")
+			return fmt.Errorf("a price is set for a model with no name; give each price a model id")
 		}
 		for _, v := range []float64{pr.Input, pr.Output, pr.CacheRead} {
 			if v < 0 || v > 1e4 || math.IsNaN(v) {
-				return fmt.Errorf("prices.%s: prices must be between 0 and 10000 USD per million tokens", model)
+				return fmt.Errorf("the prices of %s must be between $0 and $10,000 per million tokens", model)
 			}
 		}
 	}
