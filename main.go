@@ -75,7 +75,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprint(w, `Usage:
   conch [--home DIR]                       open the Conch window
-  conch serve [--home DIR] [--addr ADDR]   serve Conch in a browser (default 127.0.0.1:7420; port 0 picks one)
+  conch serve [--home DIR] [--addr ADDR] [--allow-remote]
+                                           serve Conch in a browser (default 127.0.0.1:7420; port 0 picks one;
+                                           an address beyond loopback needs --allow-remote)
   conch doctor [--home DIR]                say what is wrong and where to fix it (exit 1 when something is)
   conch version                            print the version
 The home folder is --home, else $CONCH_HOME, else ~/.conch.
@@ -138,20 +140,28 @@ func assets() fs.FS {
 
 func runServe(args []string, stdout, stderr io.Writer) int {
 	fl := newFlags("serve", stderr)
-	addr := fl.String("addr", "127.0.0.1:7420", "address to listen on; port 0 picks a free port")
+	addr := fl.String("addr", "127.0.0.1:7420", "address to listen on (loopback only unless --allow-remote); port 0 picks a free port")
+	allowRemote := fl.Bool("allow-remote", false, "allow an --addr beyond this machine (served over plain HTTP)")
 	home, code := fl.parse(args)
 	if code >= 0 {
 		return code
+	}
+	// The address is checked (and taken) before anything else starts.
+	ln, hosts, err := gateway.Listen(*addr, *allowRemote)
+	if err != nil {
+		fmt.Fprintln(stderr, "conch:", err)
+		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	app, err := openApp(ctx, home, served)
 	if err != nil {
+		ln.Close()
 		fmt.Fprintln(stderr, "conch:", err)
 		return 1
 	}
 	defer app.close()
-	gw, err := startGateway(app, *addr, stdout, stderr)
+	gw, err := startGateway(app, ln, hosts, stdout, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "conch:", err)
 		return 1
@@ -177,34 +187,37 @@ type runningGateway struct {
 // urlFile records where a running Conch serves, for `conch doctor`.
 const urlFile = "gateway-url"
 
-// startGateway serves the app on addr, prints the sign-in URL and records it
-// for `conch doctor`. stop shuts it down in order.
-func startGateway(app *App, addr string, stdout, stderr io.Writer) (*runningGateway, error) {
+// startGateway serves the app on ln (from gateway.Listen, which names the
+// hosts beyond loopback it may answer as), prints the sign-in URL and
+// records it for `conch doctor`. stop shuts it down in order.
+func startGateway(app *App, ln net.Listener, hosts []string, stdout, stderr io.Writer) (*runningGateway, error) {
 	token, err := gateway.LoadToken(app.home)
 	if err != nil {
+		ln.Close()
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	if len(hosts) > 0 {
+		fmt.Fprintf(stderr, "conch: warning: serving beyond this machine (as %s) over plain HTTP: the sign-in token and all you do cross the network unencrypted; use it only on a network you trust\n", strings.Join(hosts, ", "))
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	gw, err := gateway.New(gateway.Config{
 		Tasks: app.tasks, Chats: app.chats, Handoff: app.handoff, Providers: app.providers, Prefs: gatewayPrefs{app}, Doctor: app.Doctor, Logs: app.logs, Bus: app.bus,
-		Assets: assets(), Token: token, Log: log,
+		Assets: assets(), Token: token, Log: log, Hosts: hosts,
 	}, ln.Addr().String())
 	if err != nil {
 		ln.Close()
 		return nil, err
 	}
-	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	srv := gateway.NewServer(gw, log, gateway.Limits{})
 	base := "http://" + displayAddr(ln.Addr())
 	urlPath := filepath.Join(app.home, urlFile)
 	if err := os.WriteFile(urlPath, []byte(base+"\n"), 0o600); err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("record the gateway address: %w", err)
 	}
-	fmt.Fprintf(stdout, "conch: serving %s/?token=%s\n", base, token)
+	// The token rides in the fragment: a browser never sends it to a
+	// server, a log or a Referer; the page keeps it for this tab.
+	fmt.Fprintf(stdout, "conch: serving %s/#token=%s\n", base, token)
 	failed := make(chan error, 1)
 	go func() {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
@@ -260,7 +273,12 @@ func runDesktop(args []string, stdout, stderr io.Writer) int {
 	}
 	defer app.close()
 	// The window's own gateway lets a browser and `conch doctor` reach it.
-	gw, err := startGateway(app, "127.0.0.1:0", stdout, stderr)
+	ln, _, err := gateway.Listen("127.0.0.1:0", false)
+	if err != nil {
+		fmt.Fprintln(stderr, "conch:", err)
+		return 1
+	}
+	gw, err := startGateway(app, ln, nil, stdout, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "conch:", err)
 		return 1

@@ -25,6 +25,7 @@ const maxOutputRead = 1 << 20
 
 func (g *Gateway) routes() {
 	g.mux.HandleFunc("/api/events", g.events)
+	g.mux.HandleFunc("/api/events/ticket", g.ticket)
 	g.mux.HandleFunc("/api/tasks", g.tasks)
 	g.mux.HandleFunc("/api/preferences", g.preferences)
 	g.mux.HandleFunc("/api/doctor", g.doctor)
@@ -301,7 +302,6 @@ func (g *Gateway) static(w http.ResponseWriter, r *http.Request) {
 	if name == "index.html" {
 		w.Header().Set("Cache-Control", "no-store")
 	}
-	w.Header().Set("X-Content-Type-Options", "nosniff")
 	http.ServeContent(w, r, name, fsModTime, bytes.NewReader(b))
 }
 

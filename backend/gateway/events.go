@@ -16,6 +16,10 @@ const eventBuffer = 256
 // writeTimeout bounds one write to a client.
 const writeTimeout = 5 * time.Second
 
+// maxStreams bounds the live event streams: each holds a connection the
+// server's own limits no longer see.
+const maxStreams = 64
+
 // fsModTime is the Last-Modified of embedded assets: the process start.
 var fsModTime = time.Now()
 
@@ -26,6 +30,17 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 		methodNotAllowed(w, "GET")
 		return
 	}
+	if n := g.streams.Add(1); n > maxStreams {
+		g.streams.Add(-1)
+		writeError(w, http.StatusServiceUnavailable, "too_many_streams", "Too many event streams are open; close a Conch tab and reload.")
+		return
+	}
+	defer g.streams.Add(-1)
+	// The server's read and write deadlines are for requests; a stream
+	// lives as long as its client, and its writes have their own timeout.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
 	// Host and Origin were checked in ServeHTTP against the served origin,
 	// which is stricter than the library's same-host check.
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})

@@ -13,10 +13,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"conch/backend/chat"
 	"conch/backend/doctor"
@@ -26,9 +29,6 @@ import (
 	"conch/backend/task"
 	"conch/backend/taskrun"
 )
-
-// CookieName is the session cookie set by visiting /?token=.
-const CookieName = "conch_session"
 
 // TokenFile is the sign-in token's file name inside the home folder.
 const TokenFile = "gateway-token"
@@ -51,6 +51,10 @@ type Config struct {
 	// Providers is the provider registry; nil: the provider routes answer
 	// 404.
 	Providers Providers
+
+	// Hosts are more host names (or IPs) the server answers as, besides
+	// the loopback names: the addresses --allow-remote serves on.
+	Hosts []string
 }
 
 // Preferences reads and saves the person's preferences (and applies them).
@@ -70,10 +74,14 @@ type Preferences interface {
 
 // Gateway is the HTTP handler for one listening port.
 type Gateway struct {
-	cfg   Config
-	port  string
-	hosts map[string]bool
-	mux   *http.ServeMux
+	cfg     Config
+	port    string
+	hosts   map[string]bool
+	mux     *http.ServeMux
+	tickets *tickets
+	// streams counts live WebSocket streams, which hold a connection each
+	// outside the server's own accounting.
+	streams atomic.Int32
 }
 
 // New returns the handler for a server listening on addr (host:port as
@@ -97,20 +105,33 @@ func New(cfg Config, addr string) (*Gateway, error) {
 			"localhost:" + port: true,
 			"[::1]:" + port:     true,
 		},
-		mux: http.NewServeMux(),
+		mux:     http.NewServeMux(),
+		tickets: newTickets(),
+	}
+	for _, h := range cfg.Hosts {
+		g.hosts[strings.ToLower(net.JoinHostPort(strings.Trim(h, "[]"), port))] = true
 	}
 	g.routes()
 	return g, nil
 }
 
-// ServeHTTP checks Host, Origin and the token, then routes.
+// ServeHTTP checks Host, Origin and the token, then routes. The page and
+// its assets need no token (they hold none: the page keeps the one from its
+// sign-in link); every API route needs it as a Bearer header, and the event
+// stream a one-time ticket bought with it. No cookie carries it, so nothing
+// rides along on a request another page makes.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if v := recover(); v != nil {
-			g.cfg.Log.Error("gateway panic", "path", r.URL.Path, "panic", v)
+			g.cfg.Log.Error("gateway panic", "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
 			writeError(w, http.StatusInternalServerError, "internal", "Something went wrong inside Conch.")
 		}
 	}()
+	h := w.Header()
+	h.Set("Content-Security-Policy", "frame-ancestors 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Content-Type-Options", "nosniff")
 	if !g.hosts[strings.ToLower(r.Host)] {
 		writeError(w, http.StatusForbidden, "bad_host", "This address is not served here; use 127.0.0.1 or localhost.")
 		return
@@ -119,19 +140,52 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, "bad_origin", "Requests from this origin are not allowed.")
 		return
 	}
-	if tok := r.URL.Query().Get("token"); tok != "" && r.URL.Path == "/" {
-		g.signIn(w, r, tok)
+	if !cleanPath(r.URL) {
+		writeError(w, http.StatusBadRequest, "bad_path", "This path holds . or .. or an empty part; ask for the path itself.")
+		return
+	}
+	if !strings.HasPrefix(r.URL.Path, "/api/") {
+		if r.URL.Query().Has("token") {
+			oldLink(w)
+			return
+		}
+		g.mux.ServeHTTP(w, r)
+		return
+	}
+	if r.URL.Path == "/api/events" && r.URL.Query().Has("ticket") {
+		if !g.tickets.use(r.URL.Query().Get("ticket")) {
+			writeError(w, http.StatusUnauthorized, "unauthorized", "This event ticket is not valid (each works once, for 30 seconds); ask for a new one.")
+			return
+		}
+		g.mux.ServeHTTP(w, r)
 		return
 	}
 	if !g.authorized(r) {
-		if !strings.HasPrefix(r.URL.Path, "/api/") && r.Method == http.MethodGet {
-			signInPage(w)
-			return
-		}
 		writeError(w, http.StatusUnauthorized, "unauthorized", "Sign in with the link that `conch serve` printed, or send the token as a Bearer header.")
 		return
 	}
 	g.mux.ServeHTTP(w, r)
+}
+
+// cleanPath reports whether u's path is its own clean form: no "." or ".."
+// part and no empty one (a trailing slash aside). The router would redirect
+// such a path elsewhere; a client gets a plain refusal instead.
+func cleanPath(u *url.URL) bool {
+	for _, p := range []string{u.Path, u.RawPath} {
+		if p == "" {
+			continue
+		}
+		if !strings.HasPrefix(p, "/") {
+			return false
+		}
+		parts := strings.Split(strings.TrimSuffix(p[1:], "/"), "/")
+		for i, part := range parts {
+			if part == "." || part == ".." || (part == "" && !(i == 0 && len(parts) == 1)) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (g *Gateway) originOK(origin string) bool {
@@ -140,43 +194,24 @@ func (g *Gateway) originOK(origin string) bool {
 }
 
 func (g *Gateway) authorized(r *http.Request) bool {
-	if h := r.Header.Get("Authorization"); h != "" {
-		tok, ok := strings.CutPrefix(h, "Bearer ")
-		return ok && g.tokenOK(tok)
-	}
-	if c, err := r.Cookie(CookieName); err == nil {
-		return g.tokenOK(c.Value)
-	}
-	return false
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && g.tokenOK(tok)
 }
 
 func (g *Gateway) tokenOK(tok string) bool {
 	return subtle.ConstantTimeCompare([]byte(tok), []byte(g.cfg.Token)) == 1
 }
 
-// signIn turns a valid ?token= into a session cookie and a clean URL.
-func (g *Gateway) signIn(w http.ResponseWriter, r *http.Request, tok string) {
-	if !g.tokenOK(tok) {
-		writeError(w, http.StatusUnauthorized, "unauthorized", "This sign-in link is not valid; use the one `conch serve` printed last.")
-		return
-	}
-	http.SetCookie(w, &http.Cookie{
-		Name:     CookieName,
-		Value:    g.cfg.Token,
-		Path:     "/",
-		HttpOnly: true,
-		SameSite: http.SameSiteStrictMode,
-	})
-	http.Redirect(w, r, "/", http.StatusSeeOther)
-}
-
-func signInPage(w http.ResponseWriter) {
+// oldLink answers a sign-in link of the old form (?token=), which put the
+// token where logs and Referer headers see it.
+func oldLink(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(http.StatusUnauthorized)
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusBadRequest)
 	fmt.Fprint(w, `<!doctype html><meta charset="utf-8"><title>Conch</title>
 <style>body{font:15px system-ui,sans-serif;display:grid;place-items:center;height:100vh;margin:0;color:#222;background:#fafafa}
 @media (prefers-color-scheme:dark){body{color:#ddd;background:#161618}}code{font-size:13px}</style>
-<main><h1>Conch</h1><p>Open the link that <code>conch serve</code> printed: it carries the sign-in token.</p></main>`)
+<main><h1>Conch</h1><p>This sign-in link is of an old form. Open the link that <code>conch serve</code> prints now: it carries the token after <code>#</code>.</p></main>`)
 }
 
 // LoadToken reads the sign-in token from home, creating it (0600) at first

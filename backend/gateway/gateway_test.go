@@ -215,50 +215,58 @@ func TestHostOriginAndTokenChecks(t *testing.T) {
 	if r, _ := http.DefaultClient.Do(hr); r.StatusCode != 401 {
 		t.Errorf("wrong bearer: %d", r.StatusCode)
 	}
+	// No cookie signs anything in, not even one holding the token: the
+	// browser would send it along with any other page's request.
 	hr, _ = http.NewRequest("GET", e.base+"/api/tasks", nil)
-	hr.AddCookie(&http.Cookie{Name: gateway.CookieName, Value: "wrong"})
+	hr.AddCookie(&http.Cookie{Name: "conch_session", Value: token})
 	if r, _ := http.DefaultClient.Do(hr); r.StatusCode != 401 {
-		t.Errorf("wrong cookie: %d", r.StatusCode)
-	}
-	// The page without a session explains how to sign in.
-	resp, b = e.do(t, req{method: "GET", path: "/", noToken: true})
-	if resp.StatusCode != 401 || !bytes.Contains(b, []byte("conch serve")) {
-		t.Errorf("sign-in page: %d %s", resp.StatusCode, b)
+		t.Errorf("the token as a cookie: %d", r.StatusCode)
 	}
 }
 
-func TestSignInLinkSetsSessionCookie(t *testing.T) {
+// The page and its routes are served without the token (they hold none;
+// the page reads it from the link's fragment); an old ?token= link is
+// refused with a page saying what to open instead.
+func TestThePageNeedsNoTokenAndOldLinksAreRefused(t *testing.T) {
 	e := setup(t)
-	resp, _ := e.do(t, req{method: "GET", path: "/?token=" + token, noToken: true})
-	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/" {
-		t.Fatalf("sign in: %d %q", resp.StatusCode, resp.Header.Get("Location"))
-	}
-	var session *http.Cookie
-	for _, c := range resp.Cookies() {
-		if c.Name == gateway.CookieName {
-			session = c
-		}
-	}
-	if session == nil || !session.HttpOnly || session.SameSite != http.SameSiteStrictMode {
-		t.Fatalf("cookie %+v", session)
-	}
-	hr, _ := http.NewRequest("GET", e.base+"/api/tasks", nil)
-	hr.AddCookie(session)
-	r, err := http.DefaultClient.Do(hr)
-	if err != nil || r.StatusCode != 200 {
-		t.Fatalf("cookie session: %v %v", err, r.StatusCode)
-	}
-	resp, b := e.do(t, req{method: "GET", path: "/?token=wrong", noToken: true})
-	wantError(t, resp, b, 401, "unauthorized")
-	// The app page and a client-side route both serve index.html.
 	for _, p := range []string{"/", "/tasks"} {
-		hr, _ := http.NewRequest("GET", e.base+p, nil)
-		hr.AddCookie(session)
-		r, _ := http.DefaultClient.Do(hr)
-		b, _ := io.ReadAll(r.Body)
-		if r.StatusCode != 200 || !bytes.Contains(b, []byte("<title>Conch</title>")) {
-			t.Fatalf("%s: %d %s", p, r.StatusCode, b)
+		resp, b := e.do(t, req{method: "GET", path: p, noToken: true})
+		if resp.StatusCode != 200 || !bytes.Contains(b, []byte("<title>Conch</title>")) || resp.Header.Get("Set-Cookie") != "" {
+			t.Fatalf("%s: %d %s (cookie %q)", p, resp.StatusCode, b, resp.Header.Get("Set-Cookie"))
 		}
+	}
+	resp, b := e.do(t, req{method: "GET", path: "/?token=" + token, noToken: true})
+	if resp.StatusCode != 400 || !bytes.Contains(b, []byte("after <code>#</code>")) || resp.Header.Get("Set-Cookie") != "" {
+		t.Fatalf("old link: %d %s", resp.StatusCode, b)
+	}
+}
+
+// Every answer, page, API or error, forbids framing.
+func TestNoAnswerMayBeFramed(t *testing.T) {
+	e := setup(t)
+	for _, r := range []req{
+		{method: "GET", path: "/", noToken: true},
+		{method: "GET", path: "/api/tasks"},
+		{method: "GET", path: "/api/tasks", noToken: true},
+		{method: "GET", path: "/api/nope"},
+		{method: "GET", path: "/api/tasks", host: "evil.example"},
+	} {
+		resp, _ := e.do(t, r)
+		if resp.Header.Get("Content-Security-Policy") != "frame-ancestors 'none'" || resp.Header.Get("X-Frame-Options") != "DENY" || resp.Header.Get("Referrer-Policy") != "no-referrer" {
+			t.Errorf("%s %s (%d): headers %v", r.method, r.path, resp.StatusCode, resp.Header)
+		}
+	}
+}
+
+// A path with . or .. or an empty part is refused in JSON, not redirected.
+func TestUncleanPathsAreRefusedNotRedirected(t *testing.T) {
+	e := setup(t)
+	for _, p := range []string{"/api/tasks/../doctor", "/api/tasks/x/..", "/api//tasks", "/api/./tasks", "/api/tasks/%2e%2e/doctor", "/../etc/passwd", "/a/../index.html"} {
+		resp, b := e.do(t, req{method: "GET", path: p})
+		wantError(t, resp, b, 400, "bad_path")
+	}
+	if resp, _ := e.do(t, req{method: "GET", path: "/api/tasks/"}); resp.StatusCode != 404 {
+		t.Errorf("a trailing slash: %d", resp.StatusCode)
 	}
 }
 
@@ -274,6 +282,7 @@ func TestWebSocketChecks(t *testing.T) {
 		status int
 	}{
 		{"no token", http.Header{}, "", 401},
+		{"the token as a cookie", http.Header{"Cookie": {"conch_session=" + token}}, "", 401},
 		{"wrong host", http.Header{"Authorization": {"Bearer " + token}}, "evil.example:" + port, 403},
 		{"wrong origin", http.Header{"Authorization": {"Bearer " + token}, "Origin": {"http://evil.example"}}, "", 403},
 	}

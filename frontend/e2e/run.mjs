@@ -72,7 +72,7 @@ function startServer(home, addr) {
     child.stderr.on('data', (b) => (serverLog += b.toString()));
     child.stdout.on('data', (b) => {
       out += b.toString();
-      const m = /^conch: serving (http:\/\/\S+\/\?token=\S+)$/m.exec(out);
+      const m = /^conch: serving (http:\/\/\S+\/#token=[0-9a-f]+)$/m.exec(out);
       if (m?.[1]) {
         clearTimeout(timer);
         resolvePromise(m[1]);
@@ -85,6 +85,44 @@ function startServer(home, addr) {
     child.on('exit', (code, sig) => {
       clearTimeout(timer);
       reject(new Error(`conch serve exited (${code ?? sig}) before printing its URL; its stderr:\n${serverLog}`));
+    });
+  });
+}
+
+/**
+ * The sign-in token of a link `conch serve` printed (it rides in the fragment).
+ * @param {string} link
+ */
+function tokenOf(link) {
+  return new URL(link).hash.replace(/^#token=/, '');
+}
+
+/**
+ * Serves a page on another loopback port, as another local server (another
+ * person's, on a shared machine) would, and records what browsers send it.
+ * The page tries to frame the app and to call its API.
+ * @param {string} appOrigin
+ * @returns {Promise<{origin: string, requests: {url: string, headers: import('node:http').IncomingHttpHeaders}[], close: () => void}>}
+ */
+function startOtherPortServer(appOrigin) {
+  /** @type {{url: string, headers: import('node:http').IncomingHttpHeaders}[]} */
+  const requests = [];
+  const srv = createServer((req, res) => {
+    requests.push({ url: req.url ?? '', headers: req.headers });
+    res.setHeader('Content-Type', 'text/html; charset=utf-8');
+    res.end(`<!doctype html><title>Another server</title>
+<script>
+  window.apiStatus = 'pending';
+  fetch(${JSON.stringify(appOrigin + '/api/tasks')}, { credentials: 'include' })
+    .then((r) => (window.apiStatus = String(r.status)), (e) => (window.apiStatus = 'blocked: ' + e.message));
+</script>
+<iframe id="app" src="${appOrigin}/" width="800" height="500"></iframe>`);
+  });
+  return new Promise((resolvePromise) => {
+    srv.listen(0, '127.0.0.1', () => {
+      const a = srv.address();
+      const port = typeof a === 'object' && a ? a.port : 0;
+      resolvePromise({ origin: `http://127.0.0.1:${port}`, requests, close: () => srv.close() });
     });
   });
 }
@@ -370,7 +408,7 @@ async function main() {
   const home = temp('conch-e2e-home-');
   const url = await startServer(home, '127.0.0.1:0');
   const origin = new URL(url).origin;
-  let token = new URL(url).searchParams.get('token') ?? '';
+  let token = tokenOf(url);
   console.log(`server ${origin} (home ${home})`);
   const index = await fetch(`${origin}/`, { headers: { Authorization: `Bearer ${token}` } });
   if (!(await index.text()).includes('id="app"')) {
@@ -411,6 +449,43 @@ async function main() {
       const built = existsSync(join(frontend, 'dist/index.html')) ? readFileSync(join(frontend, 'dist/index.html'), 'utf8') : '';
       if (built && served.trim() !== built.trim()) console.log('      warning: the binary embeds another frontend build than frontend/dist; rebuild it');
       await shoot(page, 'empty');
+    });
+
+    await check('a page on another loopback port gets no credential and cannot frame the app', async () => {
+      const other = await startOtherPortServer(origin);
+      try {
+        const evil = await context.newPage();
+        await evil.goto(`${other.origin}/`);
+        await until('the other page to try the API', async () => (await evil.evaluate(() => /** @type {any} */ (window).apiStatus)) !== 'pending');
+        // The browser sent the other server nothing of the sign-in: no cookie, no token anywhere.
+        for (const r of other.requests) {
+          const sent = JSON.stringify(r.headers) + r.url;
+          if (sent.includes(token)) throw new Error(`the other server received the token: ${sent}`);
+          if (r.headers.cookie) throw new Error(`the other server received cookies: ${r.headers.cookie}`);
+        }
+        const seen = await evil.evaluate(() => ({ cookie: document.cookie, storage: JSON.stringify(sessionStorage) }));
+        if (seen.cookie !== '' || seen.storage.includes(token)) throw new Error(`the other page can read ${JSON.stringify(seen)}`);
+        // Its API call got nothing: refused by the browser (no CORS) or 401.
+        const status = await evil.evaluate(() => /** @type {any} */ (window).apiStatus);
+        if (status === '200') throw new Error('the other page read the task list');
+        // The app refuses to be framed: the browser shows its error page in the frame instead.
+        const framed = evil.frames().find((f) => f !== evil.mainFrame());
+        if (!framed) throw new Error('no frame on the other page');
+        await until('the frame to settle', async () => framed.url() !== '' && framed.url() !== 'about:blank');
+        const rendered = await framed.evaluate(() => document.querySelector('#app') !== null).catch(() => false);
+        if (rendered) throw new Error(`the app rendered inside another page's frame (${framed.url()})`);
+        await shoot(evil, 'other-port');
+        await evil.close();
+        // The app itself still works after a reload: signed in from this tab's storage, live over a new stream.
+        await page.reload();
+        await page.getByRole('heading', { name: 'Tasks', level: 1 }).waitFor({ timeout: stepTimeout });
+        const made = await api(origin, token, 'POST', '/api/tasks', { text: 'echo after-reload', options: { provider: 'shell', mode: 'auto' } });
+        if (made.status !== 201) throw new Error(`creating a task answered ${made.status}`);
+        await waitStatus(page, 'echo after-reload', 'done', 'Done');
+        if (page.url().includes('token')) throw new Error(`the token stayed in the address bar: ${page.url()}`);
+      } finally {
+        other.close();
+      }
     });
 
     await check('runs `echo hello-e2e` (auto) to Done with its output', async () => {
@@ -529,7 +604,7 @@ async function main() {
       await page.getByRole('heading', { name: 'Sign in to Conch' }).waitFor({ timeout: stepTimeout });
       await page.getByText('Open the link that conch serve printed (it carries the sign-in token).').waitFor({ timeout: stepTimeout });
       await shoot(page, 'signin');
-      token = new URL(fresh).searchParams.get('token') ?? '';
+      token = tokenOf(fresh);
       await page.goto(fresh);
       await card(page, 'echo after-restart').waitFor({ timeout: stepTimeout });
     });
@@ -770,7 +845,7 @@ async function main() {
       // them by putting the events on the page's stream.
       /** @type {import('playwright-core').WebSocketRoute[]} */
       const sockets = [];
-      await page.routeWebSocket(/\/api\/events$/, (ws) => {
+      await page.routeWebSocket(/\/api\/events\?ticket=[0-9a-f]+$/, (ws) => {
         ws.connectToServer();
         sockets.push(ws);
       });
@@ -1104,7 +1179,7 @@ async function main() {
       if (!bgTask) throw new Error('not run: no background task');
       /** @type {import('playwright-core').WebSocketRoute[]} */
       const sockets = [];
-      await page.routeWebSocket(/\/api\/events$/, (ws) => {
+      await page.routeWebSocket(/\/api\/events\?ticket=[0-9a-f]+$/, (ws) => {
         ws.connectToServer();
         sockets.push(ws);
       });

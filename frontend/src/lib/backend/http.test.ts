@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { HttpBackend, backoff, backoffDelay, eventsURL } from './http';
+import { takeToken, tokenKey } from './signin';
 import { parseEvent } from './event';
 import { leadingPartial, trailingPartial } from './utf8';
 
@@ -65,22 +66,27 @@ describe('HttpBackend.subscribe', () => {
     }
   }
 
-  it('reloads on open, after repeated failures, and passes events on', async () => {
+  it('opens with a fresh ticket each time, reloads on open and after repeated failures, and passes events on', async () => {
     vi.useFakeTimers();
     FakeSocket.all = [];
     const listeners = { addEventListener: () => {}, removeEventListener: () => {} };
     vi.stubGlobal('window', { location: { protocol: 'http:', host: '127.0.0.1:9' }, ...listeners });
     vi.stubGlobal('document', listeners);
     vi.stubGlobal('WebSocket', FakeSocket);
+    let n = 0;
+    const fetchMock = vi.fn(async () => new Response(JSON.stringify({ ticket: `t${++n}` }), { status: 200 }));
+    vi.stubGlobal('fetch', fetchMock);
     try {
       const events: unknown[] = [];
       let reloads = 0;
-      const off = new HttpBackend().subscribe(
+      const off = new HttpBackend('', 'secret').subscribe(
         (e) => events.push(e),
         () => reloads++,
       );
+      await vi.advanceTimersByTimeAsync(0);
       const first = FakeSocket.all[0];
-      expect(first?.url).toBe('ws://127.0.0.1:9/api/events');
+      expect(first?.url).toBe('ws://127.0.0.1:9/api/events?ticket=t1');
+      expect(fetchMock).toHaveBeenCalledWith('/api/events/ticket', expect.objectContaining({ method: 'POST', headers: expect.objectContaining({ Authorization: 'Bearer secret' }) }));
       first?.onopen?.();
       expect(reloads).toBe(1);
       first?.onmessage?.({ data: '{"type":"task.deleted","id":"a"}' });
@@ -93,6 +99,14 @@ describe('HttpBackend.subscribe', () => {
       await vi.advanceTimersByTimeAsync(backoff.maxMs);
       FakeSocket.all[2]?.onopen?.();
       expect(reloads).toBe(3);
+      expect(FakeSocket.all.map((s) => s.url.split('=')[1])).toEqual(['t1', 't2', 't3']);
+
+      // A ticket refused twice (signed out): the caller reloads to learn why.
+      fetchMock.mockImplementation(async () => new Response('{"error":{"code":"unauthorized","message":"Sign in."}}', { status: 401 }));
+      FakeSocket.all[2]?.onclose?.();
+      await vi.advanceTimersByTimeAsync(backoff.maxMs * 3);
+      expect(reloads).toBeGreaterThanOrEqual(4);
+      expect(FakeSocket.all).toHaveLength(3);
 
       off();
       await vi.advanceTimersByTimeAsync(backoff.maxMs * 2);
@@ -111,9 +125,13 @@ describe('HttpBackend.readOutput', () => {
     const fetchMock = vi.fn(async () => new Response(cut, { status: 200, headers: { 'X-Next-Offset': '5' } }));
     vi.stubGlobal('fetch', fetchMock);
     try {
-      const chunk = await new HttpBackend().readOutput('t 1', 0);
+      const chunk = await new HttpBackend('', 'secret').readOutput('t 1', 0);
       expect(chunk).toEqual({ data: 'ok ', next: 3 });
-      expect(fetchMock).toHaveBeenCalledWith('/api/tasks/t%201/output?offset=0&max=65536', expect.objectContaining({ credentials: 'same-origin' }));
+      // The token goes as a header, never as a cookie.
+      expect(fetchMock).toHaveBeenCalledWith(
+        '/api/tasks/t%201/output?offset=0&max=65536',
+        expect.objectContaining({ credentials: 'omit', headers: expect.objectContaining({ Authorization: 'Bearer secret' }) }),
+      );
     } finally {
       vi.unstubAllGlobals();
     }
@@ -259,5 +277,40 @@ describe('HttpBackend conversations and providers', () => {
     });
     expect(parseEvent('{"type":"message.delta","delta":{"conversationId":"c"}}')).toBeNull();
     expect(parseEvent('{"type":"message.added","message":{"id":"m"}}')).toBeNull();
+  });
+});
+
+describe('takeToken', () => {
+  const page = (hash: string, stored: string | null = null) => {
+    const store = new Map<string, string>();
+    if (stored !== null) store.set(tokenKey, stored);
+    const replaced: string[] = [];
+    return {
+      store,
+      replaced,
+      page: {
+        location: { hash, pathname: '/tasks', search: '?x=1' },
+        history: { replaceState: (_s: unknown, _t: string, url?: string | URL | null) => void replaced.push(String(url)) },
+        sessionStorage: { getItem: (k: string) => store.get(k) ?? null, setItem: (k: string, v: string) => void store.set(k, v) },
+      },
+    };
+  };
+
+  it('keeps the token from the link and takes it out of the address bar', () => {
+    const p = page('#token=abc123');
+    expect(takeToken(p.page)).toBe('abc123');
+    expect(p.store.get(tokenKey)).toBe('abc123');
+    expect(p.replaced).toEqual(['/tasks?x=1']);
+  });
+
+  it('signs in after a reload from session storage', () => {
+    const p = page('', 'kept');
+    expect(takeToken(p.page)).toBe('kept');
+    expect(p.replaced).toEqual([]);
+  });
+
+  it('has no token without a link or a stored one, and ignores another fragment', () => {
+    expect(takeToken(page('').page)).toBeNull();
+    expect(takeToken(page('#tasks').page)).toBeNull();
   });
 });

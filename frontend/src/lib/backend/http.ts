@@ -43,22 +43,25 @@ const providerPath = (id: string): string => `/api/providers/${encodeURIComponen
 
 /**
  * HttpBackend talks to `conch serve` (or the gateway inside the desktop app)
- * from a browser. The session cookie the server set on `/?token=` signs every
- * request, the WebSocket included.
+ * from a browser. Every request carries the sign-in token as a Bearer header
+ * (no cookie holds it, so no other page's request can ride on it); the
+ * WebSocket, which cannot send a header, opens with a one-time ticket bought
+ * with the token.
  */
 export class HttpBackend implements Backend {
   private readonly base: string;
+  private readonly token: string | null;
 
-  constructor(base = '') {
+  constructor(base = '', token: string | null = null) {
     this.base = base;
+    this.token = token;
   }
 
   private async request(method: string, path: string, body?: unknown): Promise<Response> {
-    const init: RequestInit = {
-      method,
-      credentials: 'same-origin',
-      headers: body === undefined ? { Accept: 'application/json' } : { Accept: 'application/json', 'Content-Type': 'application/json' },
-    };
+    const headers: Record<string, string> = { Accept: 'application/json' };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    if (this.token) headers.Authorization = `Bearer ${this.token}`;
+    const init: RequestInit = { method, credentials: 'omit', headers };
     if (body !== undefined) init.body = JSON.stringify(body);
     let res: Response;
     try {
@@ -199,17 +202,47 @@ export class HttpBackend implements Backend {
     await this.request('DELETE', providerPath(id));
   }
 
+  /** A one-time pass to the event stream, good for 30 seconds. */
+  private async ticket(): Promise<string> {
+    const body = await this.json<{ ticket: string }>('POST', '/api/events/ticket');
+    return body.ticket;
+  }
+
   subscribe(onEvent: (e: AppEvent) => void, onReconnect: () => void): () => void {
     const url = this.base === '' ? eventsURL(window.location) : eventsURL(new URL(this.base));
     let ws: WebSocket | null = null;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let attempt = 0;
     let ended = false;
+    let connecting = false;
+
+    const retry = (): void => {
+      // A refused ticket or stream: after a second failure in a row, have
+      // the caller reload, and its request learns whether Conch is gone or
+      // the sign-in is no longer valid.
+      if (attempt >= 1) onReconnect();
+      timer = setTimeout(connect, backoffDelay(attempt++));
+    };
 
     const connect = (): void => {
       timer = undefined;
-      if (ended) return;
-      const sock = new WebSocket(url);
+      if (ended || connecting) return;
+      connecting = true;
+      this.ticket().then(
+        (ticket) => {
+          connecting = false;
+          if (ended) return;
+          open(ticket);
+        },
+        () => {
+          connecting = false;
+          if (!ended) retry();
+        },
+      );
+    };
+
+    const open = (ticket: string): void => {
+      const sock = new WebSocket(`${url}?ticket=${encodeURIComponent(ticket)}`);
       let opened = false;
       ws = sock;
       sock.onopen = () => {
@@ -224,16 +257,17 @@ export class HttpBackend implements Backend {
       sock.onclose = () => {
         if (ws !== sock || ended) return;
         ws = null;
-        // A browser does not say why a WebSocket was refused. After a second
-        // failure in a row, have the caller reload: its request learns
-        // whether Conch is gone or the sign-in is no longer valid.
-        if (!opened && attempt >= 1) onReconnect();
+        // A browser does not say why a WebSocket was refused.
+        if (!opened) {
+          retry();
+          return;
+        }
         timer = setTimeout(connect, backoffDelay(attempt++));
       };
     };
     // Coming back from sleep or a lost network: try at once rather than wait out the backoff.
     const now = (): void => {
-      if (ws === null && timer !== undefined && !ended) {
+      if (ws === null && timer !== undefined && !ended && !connecting) {
         clearTimeout(timer);
         connect();
       }

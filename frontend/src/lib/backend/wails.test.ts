@@ -36,7 +36,8 @@ function bindings(over: Partial<AppBindings> = {}): AppBindings {
 describe('WailsBackend', () => {
   it('is picked when the window has bindings, else HTTP', () => {
     expect(pickBackend({ go: { main: { App: bindings() } } } as unknown as Window)).toBeInstanceOf(WailsBackend);
-    expect(pickBackend({} as Window)).toBeInstanceOf(HttpBackend);
+    const page = { location: { hash: '', pathname: '/', search: '' }, history: { replaceState: () => {} }, sessionStorage: { getItem: () => null, setItem: () => {} } };
+    expect(pickBackend(page as unknown as Window)).toBeInstanceOf(HttpBackend);
   });
 
   it('removes a worktree through RemoveWorktree, its 409 as a conflict', async () => {
