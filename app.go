@@ -14,7 +14,7 @@ import (
 
 	"conch/backend/budget"
 	"conch/backend/chat"
-	"conch/backend/chat/conversation"
+	"conch/backend/conversation"
 	"conch/backend/desktop"
 	"conch/backend/doctor"
 	"conch/backend/event"

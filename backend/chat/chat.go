@@ -16,7 +16,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"conch/backend/chat/conversation"
+	"conch/backend/ask"
+	"conch/backend/conversation"
 	"conch/backend/event"
 	"conch/backend/output"
 	"conch/backend/pref"
@@ -41,9 +42,6 @@ var (
 
 // Defaults of Config.
 const (
-	// AskTimeout is how long a question waits for the person; then it is
-	// denied.
-	AskTimeout = time.Hour
 	// StepLimit is how many provider calls one turn may make.
 	StepLimit = 50
 	// DeltaInterval is how often streamed text is published: pieces that
@@ -64,33 +62,6 @@ const (
 	pageDefault = 100
 )
 
-// Registry gives the connected providers by id.
-type Registry interface {
-	// Provider returns the provider with id, if it is connected.
-	Provider(id string) (provider.Provider, bool)
-	// IDs lists the connected providers' ids, sorted.
-	IDs() []string
-}
-
-// Providers is a fixed Registry: a map from id to provider.
-type Providers map[string]provider.Provider
-
-// Provider returns the provider with id.
-func (p Providers) Provider(id string) (provider.Provider, bool) {
-	v, ok := p[id]
-	return v, ok
-}
-
-// IDs lists the ids, sorted.
-func (p Providers) IDs() []string {
-	ids := make([]string, 0, len(p))
-	for id := range p {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
-}
-
 // Spending is the monthly budget and the price table in force now.
 type Spending interface {
 	// Prices is the price table now.
@@ -105,7 +76,7 @@ type Spending interface {
 type Config struct {
 	Store     store.Conversations
 	Bus       *event.Bus
-	Providers Registry
+	Providers provider.Registry
 	// Tools are the host tools offered to models (default tool.Host()).
 	Tools tool.Set
 	// Logs keeps each chat's command log, <root>/<conversation id>/output.log
@@ -123,7 +94,7 @@ type Config struct {
 	HTTP *http.Client
 	// StepLimit overrides StepLimit.
 	StepLimit int
-	// AskTimeout overrides AskTimeout (tests).
+	// AskTimeout overrides ask.Timeout (tests).
 	AskTimeout time.Duration
 	// DeltaInterval overrides DeltaInterval.
 	DeltaInterval time.Duration
@@ -200,13 +171,13 @@ func New(cfg Config) *Manager {
 		cfg.Prices = DefaultPrices()
 	}
 	if cfg.Providers == nil {
-		cfg.Providers = Providers{}
+		cfg.Providers = provider.Fixed{}
 	}
 	if cfg.StepLimit <= 0 {
 		cfg.StepLimit = StepLimit
 	}
 	if cfg.AskTimeout <= 0 {
-		cfg.AskTimeout = AskTimeout
+		cfg.AskTimeout = ask.Timeout
 	}
 	if cfg.DeltaInterval <= 0 {
 		cfg.DeltaInterval = DeltaInterval
@@ -254,7 +225,7 @@ func (m *Manager) Start(ctx context.Context) error {
 		}
 		var msgs []conversation.Message
 		if c.Ask != nil {
-			msgs = append(msgs, m.answerMessage(*c.Ask, conversation.Stopped))
+			msgs = append(msgs, m.answerMessage(*c.Ask, ask.Stopped))
 		}
 		msgs = append(msgs, m.notice(InterruptedNotice))
 		if _, err := m.update(e, func(c *conversation.Conversation) error {
@@ -687,9 +658,9 @@ func (m *Manager) Answer(id, askID string, allow bool) (conversation.Conversatio
 	if e.ask == nil || e.ask.id != askID || e.c.Ask == nil {
 		return e.c.Clone(), fmt.Errorf("that question is no longer waiting for an answer (it was answered, withdrawn or timed out): %w", ErrConflict)
 	}
-	ans := conversation.Declined
+	ans := ask.Declined
 	if allow {
-		ans = conversation.Allowed
+		ans = ask.Allowed
 	}
 	c, err := m.updateLocked(e, func(c *conversation.Conversation) error {
 		c.Ask = nil
@@ -725,7 +696,7 @@ func (m *Manager) notice(text string) conversation.Message {
 }
 
 // answerMessage records how the question q was settled.
-func (m *Manager) answerMessage(q conversation.Ask, ans conversation.Answer) conversation.Message {
+func (m *Manager) answerMessage(q ask.Question, ans ask.Answer) conversation.Message {
 	msg := m.message(conversation.AskKind)
 	q.Answer = ans
 	msg.Ask = &q

@@ -14,9 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"conch/backend/ask"
 	"conch/backend/budget"
 	"conch/backend/chat"
-	"conch/backend/chat/conversation"
+	"conch/backend/conversation"
 	"conch/backend/event"
 	"conch/backend/output"
 	"conch/backend/pref"
@@ -206,7 +207,7 @@ func setup(t *testing.T, fake *scripted, o ...opts) *env {
 		}
 	}()
 	cfg := chat.Config{
-		Store: st, Bus: bus, Providers: chat.Providers{"fake": fake}, Home: dir,
+		Store: st, Bus: bus, Providers: provider.Fixed{"fake": fake}, Home: dir,
 		Logs: output.New(filepath.Join(home, "chats")), HTTP: web.Client(),
 		CommandGrace: 200 * time.Millisecond, DeltaInterval: time.Millisecond,
 		Prices: chat.Prices{"fake-": {Input: 1, Output: 2}},
@@ -665,7 +666,7 @@ func TestRestartFindsEverythingAndHeals(t *testing.T) {
 	// A Conch that died mid-turn leaves running and an ask behind.
 	stuck, _ := e.st.Conversation(c.ID)
 	stuck.Running = true
-	stuck.Ask = &conversation.Ask{ID: "q", Tool: "write_file"}
+	stuck.Ask = &ask.Question{ID: "q", Tool: "write_file"}
 	if err := e.st.PutConversation(stuck); err != nil {
 		t.Fatal(err)
 	}
@@ -694,7 +695,7 @@ func TestRestartFindsEverythingAndHeals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Messages) != len(before)+2 || p.Messages[len(before)].Ask.Answer != conversation.Stopped ||
+	if len(p.Messages) != len(before)+2 || p.Messages[len(before)].Ask.Answer != ask.Stopped ||
 		p.Messages[len(before)+1].Text != chat.InterruptedNotice {
 		t.Errorf("after restart: %s", kinds(p.Messages))
 	}

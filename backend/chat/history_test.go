@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"conch/backend/chat/conversation"
+	"conch/backend/conversation"
 	"conch/backend/event"
 	"conch/backend/provider"
 	"conch/backend/store"

@@ -9,8 +9,9 @@ import (
 	"maps"
 	"strings"
 
+	"conch/backend/ask"
 	"conch/backend/budget"
-	"conch/backend/chat/conversation"
+	"conch/backend/conversation"
 	"conch/backend/task"
 	"conch/backend/tool"
 )
@@ -25,9 +26,9 @@ type TaskHooks struct {
 	// tense); either may be empty.
 	Progress func(current, step string)
 	// Ask puts a question of the task's chat to the person through the
-	// task (it becomes needs-you) and waits for the answer. id is the
-	// question's id in the chat, which the task's question keeps.
-	Ask func(ctx context.Context, id, tool, detail string) conversation.Answer
+	// task (it becomes needs-you) and waits for the answer: the same record,
+	// id and expiry on the task and in the chat.
+	Ask func(ctx context.Context, q ask.Question) ask.Answer
 	// Answer answers the task's pending question askID (the same id in the
 	// chat and on the task) from the chat's own Allow / Deny.
 	Answer func(askID string, allow bool) error

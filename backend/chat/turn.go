@@ -12,7 +12,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"conch/backend/chat/conversation"
+	"conch/backend/ask"
+	"conch/backend/conversation"
 	"conch/backend/event"
 	"conch/backend/procmark"
 	"conch/backend/provider"
@@ -175,9 +176,9 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) (end turnEnd) {
 			// A coding agent runs its own tools and routes its asks here.
 			Ask: func(ctx context.Context, toolName, detail string) (bool, error) {
 				switch ans := m.ask(ctx, e, "", toolName, detail); ans {
-				case conversation.Allowed:
+				case ask.Allowed:
 					return true, nil
-				case conversation.Stopped:
+				case ask.Stopped:
 					return false, context.Cause(ctx)
 				default:
 					return false, nil
@@ -471,10 +472,10 @@ func (m *Manager) runCall(ctx context.Context, e *entry, tools tool.Set, call pr
 			detail += " (the chat is tainted, so every side effect asks)"
 		}
 		switch m.ask(ctx, e, call.ID, call.Name, detail) {
-		case conversation.Allowed:
-		case conversation.Declined:
+		case ask.Allowed:
+		case ask.Declined:
 			return fail(declinedText)
-		case conversation.TimedOut:
+		case ask.TimedOut:
 			return fail(timedOutText)
 		default:
 			return fail(notRunText)
@@ -584,14 +585,14 @@ func (m *Manager) taint(e *entry, why string) {
 // ask puts a question in the chat and waits for Answer, the timeout or ctx.
 // In a task's chat the task asks instead (it becomes needs-you, and the
 // approval inbox, the notification and the chat can all answer it).
-func (m *Manager) ask(ctx context.Context, e *entry, callID, toolName, detail string) conversation.Answer {
+func (m *Manager) ask(ctx context.Context, e *entry, callID, toolName, detail string) ask.Answer {
 	now := m.cfg.Now().UTC()
-	q := conversation.Ask{ID: uuid.NewString(), CallID: callID, Tool: toolName, Detail: detail, AskedAt: now, ExpiresAt: now.Add(m.cfg.AskTimeout)}
+	q := ask.New(uuid.NewString(), callID, toolName, detail, now, m.cfg.AskTimeout)
 	answer := make(chan bool, 1)
 	msg := m.message(conversation.AskKind)
 	msg.Ask = &q
 	e.mu.Lock()
-	var forward func(ctx context.Context, id, tool, detail string) conversation.Answer
+	var forward func(ctx context.Context, q ask.Question) ask.Answer
 	if e.hooks != nil && e.hooks.Ask != nil {
 		forward = e.hooks.Ask
 	}
@@ -609,10 +610,10 @@ func (m *Manager) ask(ctx context.Context, e *entry, callID, toolName, detail st
 	}
 	e.mu.Unlock()
 	if err != nil {
-		return conversation.Stopped
+		return ask.Stopped
 	}
 	if forward != nil {
-		ans := forward(ctx, q.ID, toolName, detail)
+		ans := forward(ctx, q)
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		e.fwd = ""
@@ -624,13 +625,13 @@ func (m *Manager) ask(ctx context.Context, e *entry, callID, toolName, detail st
 	}
 	timer := time.NewTimer(m.cfg.AskTimeout)
 	defer timer.Stop()
-	settle := conversation.Stopped
+	settle := ask.Stopped
 	select {
 	case allow := <-answer:
 		return verdict(allow)
 	case <-ctx.Done():
 	case <-timer.C:
-		settle = conversation.TimedOut
+		settle = ask.TimedOut
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -645,11 +646,11 @@ func (m *Manager) ask(ctx context.Context, e *entry, callID, toolName, detail st
 	return settle
 }
 
-func verdict(allow bool) conversation.Answer {
+func verdict(allow bool) ask.Answer {
 	if allow {
-		return conversation.Allowed
+		return ask.Allowed
 	}
-	return conversation.Declined
+	return ask.Declined
 }
 
 // history rebuilds what the provider is sent from the stored messages:

@@ -8,7 +8,7 @@ package event
 import (
 	"sync"
 
-	"conch/backend/chat/conversation"
+	"conch/backend/conversation"
 	"conch/backend/task"
 )
 

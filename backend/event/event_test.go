@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"conch/backend/chat/conversation"
+	"conch/backend/conversation"
 	"conch/backend/task"
 )
 

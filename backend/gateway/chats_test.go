@@ -15,7 +15,7 @@ import (
 	"github.com/coder/websocket"
 
 	"conch/backend/chat"
-	"conch/backend/chat/conversation"
+	"conch/backend/conversation"
 	"conch/backend/event"
 	"conch/backend/gateway"
 	"conch/backend/provider"
@@ -66,7 +66,7 @@ func setupChats(t *testing.T, p provider.Provider) (*env, string) {
 		t.Fatal(err)
 	}
 	bus := event.NewBus()
-	m := chat.New(chat.Config{Store: st, Bus: bus, Providers: chat.Providers{"fake": p}, Home: dir})
+	m := chat.New(chat.Config{Store: st, Bus: bus, Providers: provider.Fixed{"fake": p}, Home: dir})
 	if err := m.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

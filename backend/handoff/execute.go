@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"conch/backend/ask"
 	"conch/backend/chat"
-	"conch/backend/chat/conversation"
 	"conch/backend/provider"
 	"conch/backend/task"
 	"conch/backend/taskrun"
@@ -64,17 +64,17 @@ func (s *Service) Execute(ctx context.Context, run *taskrun.Run) (out taskrun.Ou
 	}
 	hooks := chat.TaskHooks{
 		Progress: run.Progress,
-		Ask: func(ctx context.Context, id, tool, detail string) conversation.Answer {
-			allowed, err := run.Ask(ctx, id, tool, detail)
+		Ask: func(ctx context.Context, q ask.Question) ask.Answer {
+			allowed, err := run.Ask(ctx, q)
 			switch {
 			case err == nil && allowed:
-				return conversation.Allowed
+				return ask.Allowed
 			case errors.Is(err, taskrun.ErrDeclined), err == nil:
-				return conversation.Declined
+				return ask.Declined
 			case errors.Is(err, taskrun.ErrNoAnswer):
-				return conversation.TimedOut
+				return ask.TimedOut
 			}
-			return conversation.Stopped
+			return ask.Stopped
 		},
 		Answer: func(askID string, allow bool) error {
 			_, err := s.tasks.Answer(t.ID, askID, allow)

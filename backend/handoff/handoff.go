@@ -21,7 +21,7 @@ import (
 	"github.com/google/uuid"
 
 	"conch/backend/chat"
-	"conch/backend/chat/conversation"
+	"conch/backend/conversation"
 	"conch/backend/pref"
 	"conch/backend/provider"
 	"conch/backend/task"
@@ -34,16 +34,10 @@ var (
 	ErrInvalid = taskrun.ErrInvalid
 )
 
-// Providers are the connected providers.
-type Providers interface {
-	Provider(id string) (provider.Provider, bool)
-	IDs() []string
-}
-
 // Config wires a Service.
 type Config struct {
 	Chats     *chat.Manager
-	Providers Providers
+	Providers provider.Registry
 	// Spending is the monthly budget and the prices (nil: no budget).
 	Spending chat.Spending
 	// Preferences are read at each use (limitFallback).

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"conch/backend/chat"
-	"conch/backend/chat/conversation"
+	"conch/backend/conversation"
 	"conch/backend/handoff"
 	"conch/backend/pref"
 	"conch/backend/task"

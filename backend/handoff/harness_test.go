@@ -16,11 +16,12 @@ import (
 
 	"conch/backend/budget"
 	"conch/backend/chat"
-	"conch/backend/chat/conversation"
+	"conch/backend/conversation"
 	"conch/backend/event"
 	"conch/backend/handoff"
 	"conch/backend/output"
 	"conch/backend/pref"
+	"conch/backend/provider"
 	"conch/backend/provider/openai"
 	"conch/backend/store"
 	"conch/backend/task"
@@ -239,7 +240,7 @@ func setup(t *testing.T, engines []engineOpt, tweak ...func(*env)) *env {
 	if err := st.PutPreferences(e.preferences()); err != nil {
 		t.Fatal(err)
 	}
-	providers := chat.Providers{}
+	providers := provider.Fixed{}
 	for _, en := range engines {
 		providers[en.id] = openai.New(openai.Config{ID: en.id, Name: en.name, BaseURL: en.srv.URL + "/v1",
 			Category: "chat-only", DefaultModel: "big-model", FastModel: en.fast})

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"conch/backend/chat"
-	"conch/backend/chat/conversation"
+	"conch/backend/conversation"
 	"conch/backend/handoff"
 	"conch/backend/task"
 	"conch/backend/taskrun"

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"conch/backend/chat/conversation"
+	"conch/backend/conversation"
 	"conch/backend/provider"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"conch/backend/budget"
 	"conch/backend/chat"
-	"conch/backend/chat/conversation"
+	"conch/backend/conversation"
 	"conch/backend/provider"
 	"conch/backend/task"
 	"conch/backend/tool"

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"conch/backend/procmark"
@@ -191,3 +192,30 @@ func (e *LimitError) Error() string {
 
 // Is makes errors.Is(err, ErrLimit) true.
 func (e *LimitError) Is(target error) bool { return target == ErrLimit }
+
+// Registry gives the connected providers by id.
+type Registry interface {
+	// Provider returns the provider with id, if it is connected.
+	Provider(id string) (Provider, bool)
+	// IDs lists the connected providers' ids, sorted.
+	IDs() []string
+}
+
+// Fixed is a Registry that never changes: a map from id to provider.
+type Fixed map[string]Provider
+
+// Provider returns the provider with id.
+func (f Fixed) Provider(id string) (Provider, bool) {
+	p, ok := f[id]
+	return p, ok
+}
+
+// IDs lists the ids, sorted.
+func (f Fixed) IDs() []string {
+	ids := make([]string, 0, len(f))
+	for id := range f {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}

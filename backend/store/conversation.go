@@ -11,7 +11,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"conch/backend/chat/conversation"
+	"conch/backend/conversation"
 )
 
 // Conversations is the part of the store that keeps chats and their

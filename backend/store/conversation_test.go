@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"conch/backend/chat/conversation"
+	"conch/backend/conversation"
 )
 
 func newConversation(id string) conversation.Conversation {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"conch/backend/ask"
 )
 
 // Status says where a task stands. The JSON form is the constant's value.
@@ -141,15 +143,6 @@ type Result struct {
 	At     time.Time    `json:"at"`
 }
 
-// Question is the pending permission question of a task that needs the person.
-type Question struct {
-	ID        string    `json:"id"`
-	Tool      string    `json:"tool"`
-	Detail    string    `json:"detail"`
-	AskedAt   time.Time `json:"askedAt"`
-	ExpiresAt time.Time `json:"expiresAt"`
-}
-
 // WorktreeWork is what a helper's worktree holds that its base lacks.
 type WorktreeWork struct {
 	Changed   int    `json:"changed"`
@@ -189,27 +182,27 @@ type Task struct {
 	ParentConversationID string `json:"parentConversationId"`
 	GroupID              string `json:"groupId"`
 	// Part and Parts place a helper in its group ("helper 2 of 3").
-	Part        int       `json:"part,omitempty"`
-	Parts       int       `json:"parts,omitempty"`
-	Provider    string    `json:"provider"`
-	Model       string    `json:"model"`
-	By          string    `json:"by"`
-	Mode        Mode      `json:"mode"`
-	Cwd         string    `json:"cwd"`
-	Check       string    `json:"check"`
-	Current     string    `json:"current"`
-	Steps       []string  `json:"steps"`
-	Summary     string    `json:"summary"`
-	Error       string    `json:"error"`
-	Note        string    `json:"note"`
-	Result      *Result   `json:"result"`
-	Ask         *Question `json:"ask"`
-	Worktree    *Worktree `json:"worktree"`
-	Wake        Wake      `json:"wake"`
-	Notified    bool      `json:"notified"`
-	Paused      *Paused   `json:"paused"`
-	OutputBytes int64     `json:"outputBytes"`
-	ExitCode    *int      `json:"exitCode"`
+	Part        int           `json:"part,omitempty"`
+	Parts       int           `json:"parts,omitempty"`
+	Provider    string        `json:"provider"`
+	Model       string        `json:"model"`
+	By          string        `json:"by"`
+	Mode        Mode          `json:"mode"`
+	Cwd         string        `json:"cwd"`
+	Check       string        `json:"check"`
+	Current     string        `json:"current"`
+	Steps       []string      `json:"steps"`
+	Summary     string        `json:"summary"`
+	Error       string        `json:"error"`
+	Note        string        `json:"note"`
+	Result      *Result       `json:"result"`
+	Ask         *ask.Question `json:"ask"`
+	Worktree    *Worktree     `json:"worktree"`
+	Wake        Wake          `json:"wake"`
+	Notified    bool          `json:"notified"`
+	Paused      *Paused       `json:"paused"`
+	OutputBytes int64         `json:"outputBytes"`
+	ExitCode    *int          `json:"exitCode"`
 	// Pid is the process group of the task's process while one runs; healing
 	// at start ends a group left behind by a Conch that died.
 	Pid       int        `json:"pid"`

@@ -1,6 +1,7 @@
 package task
 
 import (
+	"conch/backend/ask"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -46,7 +47,7 @@ func TestTransitionTableEveryPair(t *testing.T) {
 
 func TestSetStatusStampsTimes(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	tk := Task{ID: "x", Status: Queued, Ask: &Question{ID: "q"}, Current: "Running x", Pid: 42}
+	tk := Task{ID: "x", Status: Queued, Ask: &ask.Question{ID: "q"}, Current: "Running x", Pid: 42}
 	if err := tk.SetStatus(Running, t0); err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestJSONIsCamelCaseAndRoundTrips(t *testing.T) {
 		ParentConversationID: "p", GroupID: "g", Provider: "shell", Model: "m", By: "by",
 		Mode: Ask, Cwd: "/tmp", Current: "Running x", Steps: []string{"Started x"},
 		Summary: "s", Error: "e", Note: "n", Result: &Result{Text: "r", Source: SourceExit, At: now},
-		Ask:      &Question{ID: "q", Tool: "run_command", Detail: "d", AskedAt: now, ExpiresAt: now.Add(time.Hour)},
+		Ask:      &ask.Question{ID: "q", Tool: "run_command", Detail: "d", AskedAt: now, ExpiresAt: now.Add(time.Hour)},
 		Worktree: &Worktree{Path: "/w", Branch: "conch/id", Base: "abc", Kept: true, Work: WorktreeWork{Changed: 1}},
 		Wake:     WakePending, Notified: true, Paused: &Paused{Kind: "usage", Until: now},
 		OutputBytes: 9, ExitCode: &code, CreatedAt: now, StartedAt: &now, EndedAt: &now, Rev: 3,
@@ -125,7 +126,7 @@ func TestJSONIsCamelCaseAndRoundTrips(t *testing.T) {
 }
 
 func TestCloneIsDeep(t *testing.T) {
-	tk := Task{Steps: []string{"a"}, Ask: &Question{ID: "q"}}
+	tk := Task{Steps: []string{"a"}, Ask: &ask.Question{ID: "q"}}
 	c := tk.Clone()
 	c.Steps[0] = "b"
 	c.Ask.ID = "z"

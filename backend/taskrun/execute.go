@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"conch/backend/ask"
 	"conch/backend/procmark"
 	"conch/backend/task"
 )
@@ -113,8 +114,8 @@ func (r *Runner) run(ctx context.Context, e *entry, h *activeRun) {
 				return nil
 			})
 		},
-		Ask: func(ctx context.Context, askID, tool, detail string) (bool, error) {
-			return r.ask(ctx, e, h, askID, tool, detail)
+		Ask: func(ctx context.Context, q ask.Question) (bool, error) {
+			return r.ask(ctx, e, h, q)
 		},
 		Amend: func(fn func(t *task.Task)) {
 			_, _ = r.updateEntry(e, func(t *task.Task) error {
@@ -223,17 +224,19 @@ func (r *Runner) flushOutput(ctx context.Context, e *entry, size func() int64) {
 	}
 }
 
-// ask puts a question on the task and waits for Answer, the timeout or ctx.
-// While it waits the run gives up its slot (a question never holds up the
-// queue); answered, it takes one back at once, over the limit if it must.
-// askID is the question's id where the asker has one (a chat's question
-// keeps its id on the task), else a new one is made.
-func (r *Runner) ask(ctx context.Context, e *entry, h *activeRun, askID, tool, detail string) (bool, error) {
+// ask puts q on the task and waits for Answer, q's expiry or ctx. While it
+// waits the run gives up its slot (a question never holds up the queue);
+// answered, it takes one back at once, over the limit if it must. A
+// question made elsewhere (a chat's) keeps its id and expiry: one record,
+// one clock; one without them gets a new id and AskTimeout.
+func (r *Runner) ask(ctx context.Context, e *entry, h *activeRun, q ask.Question) (bool, error) {
 	now := r.cfg.Now().UTC()
-	if askID == "" {
-		askID = uuid.NewString()
+	if q.ID == "" {
+		q.ID = uuid.NewString()
 	}
-	q := task.Question{ID: askID, Tool: tool, Detail: detail, AskedAt: now, ExpiresAt: now.Add(r.cfg.AskTimeout)}
+	if q.AskedAt.IsZero() || q.ExpiresAt.IsZero() {
+		q = ask.New(q.ID, q.CallID, q.Tool, q.Detail, now, r.cfg.AskTimeout)
+	}
 	answer := make(chan bool, 1)
 	e.mu.Lock()
 	_, err := r.updateLocked(e, func(t *task.Task) error {
@@ -253,7 +256,7 @@ func (r *Runner) ask(ctx context.Context, e *entry, h *activeRun, askID, tool, d
 	}
 	r.releaseSlot(h)
 	defer r.takeSlot(h)
-	timer := time.NewTimer(r.cfg.AskTimeout)
+	timer := time.NewTimer(q.ExpiresAt.Sub(now))
 	defer timer.Stop()
 	select {
 	case allow := <-answer:

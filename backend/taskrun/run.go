@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 
+	"conch/backend/ask"
 	"conch/backend/procmark"
 	"conch/backend/task"
 )
@@ -35,10 +36,10 @@ type Run struct {
 	// either may be empty to leave it as it is.
 	Progress func(current, step string)
 	// Ask puts a permission question to the person and waits for the answer,
-	// the one-hour timeout (ErrNoAnswer) or ctx. It reports whether the action
-	// was allowed. id is the question's id when the asker has one already
-	// (a chat's question), "" for a new one.
-	Ask func(ctx context.Context, id, tool, detail string) (bool, error)
+	// its expiry (ErrNoAnswer) or ctx. It reports whether the action was
+	// allowed. A question with an id and an expiry (a chat's) keeps them;
+	// give only Tool and Detail for a new one that expires after an hour.
+	Ask func(ctx context.Context, q ask.Question) (bool, error)
 	// Amend changes the task's record (its provider, by, note, worktree)
 	// but never its status.
 	Amend func(fn func(t *task.Task))

@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"conch/backend/ask"
 	"conch/backend/event"
 	"conch/backend/output"
 	"conch/backend/pref"
@@ -41,9 +42,6 @@ var (
 
 // InterruptedReason is the error of a task that was running when Conch stopped.
 const InterruptedReason = "Conch stopped while this was running."
-
-// AskTimeout is how long a question waits for the person.
-const AskTimeout = time.Hour
 
 // stopGrace is how long Stop waits for a run to end before answering.
 const stopGrace = 10 * time.Second
@@ -70,7 +68,8 @@ type Config struct {
 	Observe func(t task.Task)
 	// Home is the folder a task without cwd runs in.
 	Home string
-	// AskTimeout overrides AskTimeout (tests).
+	// AskTimeout overrides ask.Timeout for the questions the runner makes
+	// (tests); a question made elsewhere (a chat's) keeps its own expiry.
 	AskTimeout time.Duration
 	// Now overrides time.Now (tests).
 	Now func() time.Time
@@ -134,7 +133,7 @@ func New(cfg Config) *Runner {
 		cfg.Now = time.Now
 	}
 	if cfg.AskTimeout == 0 {
-		cfg.AskTimeout = AskTimeout
+		cfg.AskTimeout = ask.Timeout
 	}
 	if cfg.Reap == nil {
 		cfg.Reap = func(m procmark.Mark, pgid int) { procmark.Reap(m, pgid) }
@@ -439,10 +438,10 @@ func (r *Runner) List() ([]task.Task, Concurrent) {
 
 // Approval is one pending question, as the approval inbox lists it.
 type Approval struct {
-	TaskID string        `json:"taskId"`
-	Title  string        `json:"title"`
-	Cwd    string        `json:"cwd"`
-	Ask    task.Question `json:"ask"`
+	TaskID string       `json:"taskId"`
+	Title  string       `json:"title"`
+	Cwd    string       `json:"cwd"`
+	Ask    ask.Question `json:"ask"`
 }
 
 // Approvals lists every pending question, oldest first.

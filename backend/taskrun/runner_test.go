@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"conch/backend/ask"
 	"conch/backend/event"
 	"conch/backend/output"
 	"conch/backend/procmark"
@@ -511,7 +512,7 @@ func TestHealingEndsLeftoverProcesses(t *testing.T) {
 		Provider: "shell", Mode: task.Auto, Cwd: b.dir, Pid: cmd.Process.Pid, CreatedAt: now, StartedAt: &now, Rev: 4}
 	asking := task.Task{ID: "1b6f1a52-3c7e-4c39-9f57-7f0d3c1b9a11", Kind: task.Background, Status: task.NeedsYou,
 		Title: "ask", Text: "ls", Provider: "shell", Mode: task.Ask, Cwd: b.dir, CreatedAt: now, Rev: 2,
-		Ask: &task.Question{ID: "q", Tool: "run_command"}}
+		Ask: &ask.Question{ID: "q", Tool: "run_command"}}
 	for _, tk := range []task.Task{left, asking} {
 		if err := st.PutTask(tk); err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/godbus/dbus/v5"
 
+	"conch/backend/ask"
 	"conch/backend/event"
 	"conch/backend/internal/dbustest"
 	"conch/backend/task"
@@ -68,8 +69,8 @@ func TestSummarise(t *testing.T) {
 	now := time.Now()
 	c, items := Summarise([]task.Task{
 		{ID: "a", Status: task.Running},
-		{ID: "b", Status: task.NeedsYou, Title: "B", Ask: &task.Question{AskedAt: now}},
-		{ID: "c", Status: task.NeedsYou, Title: "C", Ask: &task.Question{AskedAt: now.Add(-time.Minute)}},
+		{ID: "b", Status: task.NeedsYou, Title: "B", Ask: &ask.Question{AskedAt: now}},
+		{ID: "c", Status: task.NeedsYou, Title: "C", Ask: &ask.Question{AskedAt: now.Add(-time.Minute)}},
 		{ID: "d", Status: task.Queued},
 		{ID: "e", Status: task.Done},
 	})
@@ -241,7 +242,7 @@ func TestTrayFollowsTasksOverDBus(t *testing.T) {
 		t.Fatal("the icon did not change with the count")
 	}
 
-	set(Counts{Working: 1, NeedsYou: 1}, task.Task{ID: "a", Status: task.Running}, task.Task{ID: "b", Status: task.NeedsYou, Title: "Clean", Ask: &task.Question{}})
+	set(Counts{Working: 1, NeedsYou: 1}, task.Task{ID: "a", Status: task.Running}, task.Task{ID: "b", Status: task.NeedsYou, Title: "Clean", Ask: &ask.Question{}})
 	waitTitle("1 working · 1 needs your OK")
 	if got := tooltip(); got != "Conch — 1 working · 1 needs your OK" {
 		t.Fatalf("tooltip %q", got)
@@ -250,7 +251,7 @@ func TestTrayFollowsTasksOverDBus(t *testing.T) {
 	mu.Lock()
 	questions = []Item{{TaskID: "chat-1", Title: "Fix the build", Chat: true}}
 	mu.Unlock()
-	set(Counts{Working: 1, NeedsYou: 2}, task.Task{ID: "a", Status: task.Running}, task.Task{ID: "b", Status: task.NeedsYou, Title: "Clean", Ask: &task.Question{}})
+	set(Counts{Working: 1, NeedsYou: 2}, task.Task{ID: "a", Status: task.Running}, task.Task{ID: "b", Status: task.NeedsYou, Title: "Clean", Ask: &ask.Question{}})
 	waitTitle("1 working · 2 needs your OK")
 	tr.mu.Lock()
 	slot := tr.slotIDs[1]

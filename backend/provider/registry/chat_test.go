@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"conch/backend/chat"
-	"conch/backend/chat/conversation"
+	"conch/backend/conversation"
 	"conch/backend/event"
 	"conch/backend/output"
 	"conch/backend/provider/registry"

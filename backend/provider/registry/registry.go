@@ -22,7 +22,6 @@ import (
 	"sync"
 	"time"
 
-	"conch/backend/chat"
 	"conch/backend/provider"
 	"conch/backend/store"
 )
@@ -120,7 +119,7 @@ type entry struct {
 	keyStorage string
 }
 
-// Registry holds the connected providers. It implements chat.Registry and is
+// Registry holds the connected providers. It implements provider.Registry and is
 // safe for concurrent use.
 type Registry struct {
 	cfg        Config
@@ -135,7 +134,7 @@ type Registry struct {
 	records    map[string]store.ProviderConfig
 }
 
-var _ chat.Registry = (*Registry)(nil)
+var _ provider.Registry = (*Registry)(nil)
 
 // New assembles the registry: it reads the configured providers and their
 // keys, the API key variables, looks for Ollama (for at most DetectTimeout)

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"conch/backend/ask"
 	"conch/backend/internal/procgroup"
 	"conch/backend/task"
 	"conch/backend/taskrun"
@@ -64,7 +65,7 @@ func (s *Shell) Execute(ctx context.Context, run *taskrun.Run) (taskrun.Outcome,
 	case task.Ask, task.Edits:
 		run.Progress("", "Asked to run "+short)
 		detail := fmt.Sprintf("Run `%s` in %s?", command, s.tilde(t.Cwd))
-		allowed, err := run.Ask(ctx, "", "run_command", detail)
+		allowed, err := run.Ask(ctx, ask.Question{Tool: "run_command", Detail: detail})
 		if err != nil {
 			return taskrun.Outcome{}, err
 		}

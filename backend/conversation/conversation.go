@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"conch/backend/ask"
 	"conch/backend/task"
 )
 
@@ -28,35 +29,6 @@ type Origin struct {
 	ParentID string `json:"parentId,omitempty"`
 }
 
-// Ask is a permission question waiting for the person (or, on an ask
-// message that carries Answer, how it was settled).
-type Ask struct {
-	ID string `json:"id"`
-	// CallID is the tool call the question is about.
-	CallID    string    `json:"callId"`
-	Tool      string    `json:"tool"`
-	Detail    string    `json:"detail"`
-	AskedAt   time.Time `json:"askedAt"`
-	ExpiresAt time.Time `json:"expiresAt"`
-	// Answer is empty on the question and set on the message that settles
-	// it: allowed, declined, timed-out or stopped.
-	Answer Answer `json:"answer,omitempty"`
-}
-
-// Answer is how an ask was settled.
-type Answer string
-
-const (
-	// Allowed: the person allowed it.
-	Allowed Answer = "allowed"
-	// Declined: the person denied it.
-	Declined Answer = "declined"
-	// TimedOut: nobody answered within the ask timeout (denied).
-	TimedOut Answer = "timed-out"
-	// Stopped: the turn was stopped (or Conch closed) while it waited.
-	Stopped Answer = "stopped"
-)
-
 // Conversation is one chat's record. Its messages are stored apart.
 type Conversation struct {
 	ID       string    `json:"id"`
@@ -76,7 +48,7 @@ type Conversation struct {
 	// Running is true while a turn runs.
 	Running bool `json:"running"`
 	// Ask is the pending permission question, if any.
-	Ask *Ask `json:"ask"`
+	Ask *ask.Question `json:"ask"`
 	// LastSeq is the seq of the newest message (0: none yet).
 	LastSeq   uint64    `json:"lastSeq"`
 	CreatedAt time.Time `json:"createdAt"`
@@ -139,16 +111,16 @@ type ToolResult struct {
 // Message is one entry of a conversation. Messages are append-only: a
 // message is never changed once stored.
 type Message struct {
-	ID             string      `json:"id"`
-	ConversationID string      `json:"conversationId"`
-	Seq            uint64      `json:"seq"`
-	Kind           Kind        `json:"kind"`
-	Text           string      `json:"text,omitempty"`
-	ToolCall       *ToolCall   `json:"toolCall,omitempty"`
-	ToolResult     *ToolResult `json:"toolResult,omitempty"`
-	Ask            *Ask        `json:"ask,omitempty"`
-	TaskEvent      *TaskUpdate `json:"taskEvent,omitempty"`
-	CreatedAt      time.Time   `json:"createdAt"`
+	ID             string        `json:"id"`
+	ConversationID string        `json:"conversationId"`
+	Seq            uint64        `json:"seq"`
+	Kind           Kind          `json:"kind"`
+	Text           string        `json:"text,omitempty"`
+	ToolCall       *ToolCall     `json:"toolCall,omitempty"`
+	ToolResult     *ToolResult   `json:"toolResult,omitempty"`
+	Ask            *ask.Question `json:"ask,omitempty"`
+	TaskEvent      *TaskUpdate   `json:"taskEvent,omitempty"`
+	CreatedAt      time.Time     `json:"createdAt"`
 }
 
 // TaskUpdate is a task's status change as its parent chat records it. The
