@@ -28,12 +28,10 @@ import (
 
 	"conch/backend/desktop"
 	"conch/backend/doctor"
+	"conch/backend/errcode"
 	"conch/backend/gateway"
-	"conch/backend/notify"
-	"conch/backend/pref"
-	"conch/backend/provider/registry"
 	"conch/backend/provider/shell"
-	"conch/backend/store"
+	"conch/backend/service"
 	"conch/backend/task"
 )
 
@@ -200,10 +198,8 @@ func startGateway(app *App, ln net.Listener, hosts []string, stdout, stderr io.W
 		fmt.Fprintf(stderr, "conch: warning: serving beyond this machine (as %s) over plain HTTP: the sign-in token and all you do cross the network unencrypted; use it only on a network you trust\n", strings.Join(hosts, ", "))
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	gw, err := gateway.New(gateway.Config{
-		Tasks: app.tasks, Chats: app.chats, Handoff: app.handoff, Providers: app.providers, Prefs: gatewayPrefs{app}, Doctor: app.Doctor, Logs: app.logs, Bus: app.bus,
-		Assets: assets(), Token: token, Log: log, Hosts: hosts,
-	}, ln.Addr().String())
+	gw, err := gateway.New(gateway.Config{API: app.svc, Bus: app.bus, Assets: assets(), Token: token, Log: log, Hosts: hosts},
+		ln.Addr().String())
 	if err != nil {
 		ln.Close()
 		return nil, err
@@ -287,7 +283,8 @@ func runDesktop(args []string, stdout, stderr io.Writer) int {
 	err = desktop.Run(desktop.Options{
 		Title:         "Conch",
 		Assets:        assets(),
-		Bind:          []any{app},
+		Bind:          []any{app.svc},
+		FormatError:   func(err error) any { return errcode.BodyOf(err) },
 		Events:        app.bus,
 		Tasks:         func() []task.Task { tasks, _ := app.tasks.List(); return tasks },
 		ChatQuestions: app.chatQuestions,
@@ -313,7 +310,7 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 	}
 	rep, from := askRunningDoctor(home)
 	if from == "" {
-		rep = offlineDoctor(home)
+		rep = service.OfflineDoctor(home, (&shell.Shell{}).Ready)
 		fmt.Fprintf(stdout, "Conch is not running; checked %s directly.\n\n", home)
 	} else {
 		fmt.Fprintf(stdout, "Asked the running Conch at %s.\n\n", from)
@@ -351,53 +348,4 @@ func askRunningDoctor(home string) (rep doctor.Report, from string) {
 		return rep, ""
 	}
 	return rep, base
-}
-
-// offlineDoctor checks home without starting anything: no task runs, and
-// tasks left running count as interrupted, as the next start will mark them.
-func offlineDoctor(home string) doctor.Report {
-	path := filepath.Join(home, "conch.db")
-	in := doctor.Input{
-		Store:    doctor.Store{Path: path, Schema: store.SchemaVersion},
-		Tray:     doctor.Feature{Detail: "Conch is not running"},
-		Shortcut: doctor.Feature{Detail: "Conch is not running"},
-	}
-	topics := pref.Defaults().Notifications
-	var providers *registry.Registry
-	var providersProblem string
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		in.Store.Note = "No database yet: it is made at the first start."
-	} else if st, err := store.Open(path); err != nil {
-		in.Store.Err = err
-	} else {
-		tasks, err := st.Tasks()
-		if err != nil {
-			in.Store.Err = err
-		}
-		for i, t := range tasks {
-			if t.Status.Active() {
-				tasks[i].Status = task.Interrupted
-			}
-		}
-		in.Tasks = tasks
-		if p, err := st.Preferences(); err == nil {
-			topics = p.Notifications
-		}
-		if fi, err := os.Stat(path); err == nil {
-			in.Store.Size = fi.Size()
-		}
-		if providers, err = registry.New(context.Background(), registry.Config{Store: st}); err != nil {
-			providersProblem = err.Error()
-		}
-		_ = st.Close()
-	}
-	ready, reason := (&shell.Shell{}).Ready()
-	in.Providers = doctorProviders(ready, reason, providers, providersProblem)
-	n, err := notify.Open(nil)
-	in.Notifications = doctor.Notifications{Service: n.Describe(), Actions: n.Actions(), Topics: topics}
-	if err != nil {
-		in.Notifications.Problem = err.Error()
-	}
-	_ = n.Close()
-	return doctor.Run(in)
 }

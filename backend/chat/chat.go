@@ -28,18 +28,6 @@ import (
 	"conch/backend/tool"
 )
 
-// Errors the surfaces map to HTTP statuses. Their texts match taskrun's, so
-// the gateway words both the same way.
-var (
-	// ErrNotFound is returned for an unknown conversation id.
-	ErrNotFound = errors.New("no such conversation")
-	// ErrInvalid is returned for a request that can never succeed as written.
-	ErrInvalid = errors.New("invalid request")
-	// ErrConflict is returned when the conversation's state does not allow
-	// the operation (a second message while a reply runs, a stale answer).
-	ErrConflict = errors.New("conflict")
-)
-
 // Defaults of Config.
 const (
 	// StepLimit is how many provider calls one turn may make.
@@ -152,10 +140,6 @@ type pending struct {
 	id     string
 	answer chan bool // capacity 1
 }
-
-// ErrStopped is why a turn the person stopped did not finish: a task's
-// turn that ends with it was stopped, not failed.
-var ErrStopped = errors.New("stopped by the person")
 
 var (
 	errStopped = ErrStopped

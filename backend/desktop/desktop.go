@@ -31,8 +31,11 @@ type Options struct {
 	// Assets is the built frontend; its root contains index.html.
 	Assets fs.FS
 	// Bind lists the objects whose methods the page may call
-	// (the App in package main becomes window.go.main.App).
+	// (*service.Service becomes window.go.service.Service).
 	Bind []any
+	// FormatError is what a bound method's error becomes in the page (the
+	// same JSON error body the HTTP API answers with).
+	FormatError func(error) any
 	// Events is bridged into the page: every event is emitted as EventName.
 	Events *event.Bus
 	// OnStartup runs once the window's context exists.

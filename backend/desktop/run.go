@@ -71,6 +71,7 @@ func Run(o Options) error {
 		BackgroundColour: background,
 		AssetServer:      &assetserver.Options{Assets: o.Assets},
 		Bind:             o.Bind,
+		ErrorFormatter:   o.FormatError,
 		OnStartup:        w.startup,
 		OnShutdown:       w.shutdown,
 		SingleInstanceLock: &options.SingleInstanceLock{

@@ -11,17 +11,13 @@ import (
 	"strconv"
 	"strings"
 
-	"conch/backend/chat"
-	"conch/backend/provider/registry"
-	"conch/backend/task"
+	"conch/backend/errcode"
+	"conch/backend/service"
 	"conch/backend/taskrun"
 )
 
 // maxBody bounds a request body.
 const maxBody = 1 << 20
-
-// maxOutputRead bounds one read of a task's output.
-const maxOutputRead = 1 << 20
 
 func (g *Gateway) routes() {
 	g.mux.HandleFunc("/api/events", g.events)
@@ -36,7 +32,7 @@ func (g *Gateway) routes() {
 	g.mux.HandleFunc("/api/providers", g.providers)
 	g.mux.HandleFunc("/api/providers/", g.providerByID)
 	g.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "not_found", "No such API route: "+r.URL.Path)
+		writeError(w, errcode.NotFound, "No such API route: "+r.URL.Path)
 	})
 	g.mux.HandleFunc("/", g.static)
 }
@@ -44,25 +40,15 @@ func (g *Gateway) routes() {
 func (g *Gateway) tasks(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet:
-		tasks, concurrent := g.cfg.Tasks.List()
-		writeJSON(w, http.StatusOK, map[string]any{"tasks": tasks, "concurrent": concurrent})
+		l, err := g.api.ListTasks()
+		reply(w, http.StatusOK, l, err)
 	case http.MethodPost:
 		var req taskrun.CreateRequest
 		if !decode(w, r, &req) {
 			return
 		}
-		var t task.Task
-		var err error
-		if req.ConversationID != "" && g.cfg.Handoff != nil {
-			t, err = g.cfg.Handoff.Background(r.Context(), req)
-		} else {
-			t, err = g.cfg.Tasks.Create(req)
-		}
-		if err != nil {
-			writeErr(w, err)
-			return
-		}
-		writeJSON(w, http.StatusCreated, t)
+		t, err := g.api.CreateTask(req)
+		reply(w, http.StatusCreated, t, err)
 	default:
 		methodNotAllowed(w, "GET, POST")
 	}
@@ -71,11 +57,7 @@ func (g *Gateway) tasks(w http.ResponseWriter, r *http.Request) {
 // preferences reads (GET) and changes (PATCH: only the fields sent) the
 // person's preferences.
 func (g *Gateway) preferences(w http.ResponseWriter, r *http.Request) {
-	if g.cfg.Prefs == nil {
-		writeError(w, http.StatusNotFound, "not_found", "Preferences are not available here.")
-		return
-	}
-	cur, err := g.cfg.Prefs.Preferences()
+	cur, err := g.api.Preferences()
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -88,16 +70,8 @@ func (g *Gateway) preferences(w http.ResponseWriter, r *http.Request) {
 		if !decode(w, r, &cur) {
 			return
 		}
-		if err := cur.Validate(); err != nil {
-			writeError(w, http.StatusBadRequest, "invalid", sentence(err))
-			return
-		}
-		saved, err := g.cfg.Prefs.SetPreferences(cur)
-		if err != nil {
-			writeErr(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, saved)
+		saved, err := g.api.SetPreferences(cur)
+		reply(w, http.StatusOK, saved, err)
 	default:
 		methodNotAllowed(w, "GET, PATCH")
 	}
@@ -110,7 +84,8 @@ func (g *Gateway) approvals(w http.ResponseWriter, r *http.Request) {
 		methodNotAllowed(w, "GET")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"approvals": g.cfg.Tasks.Approvals()})
+	a, err := g.api.Approvals()
+	reply(w, http.StatusOK, map[string]any{"approvals": a}, err)
 }
 
 func (g *Gateway) doctor(w http.ResponseWriter, r *http.Request) {
@@ -118,11 +93,8 @@ func (g *Gateway) doctor(w http.ResponseWriter, r *http.Request) {
 		methodNotAllowed(w, "GET")
 		return
 	}
-	if g.cfg.Doctor == nil {
-		writeError(w, http.StatusNotFound, "not_found", "The doctor is not available here.")
-		return
-	}
-	writeJSON(w, http.StatusOK, g.cfg.Doctor())
+	rep, err := g.api.Doctor()
+	reply(w, http.StatusOK, rep, err)
 }
 
 // taskByID serves /api/tasks/:id and /api/tasks/:id/<action>.
@@ -130,7 +102,7 @@ func (g *Gateway) taskByID(w http.ResponseWriter, r *http.Request) {
 	rest := strings.TrimPrefix(r.URL.Path, "/api/tasks/")
 	id, action, _ := strings.Cut(rest, "/")
 	if id == "" || strings.Contains(action, "/") {
-		writeError(w, http.StatusNotFound, "not_found", "No such API route: "+r.URL.Path)
+		writeError(w, errcode.NotFound, "No such API route: "+r.URL.Path)
 		return
 	}
 	route := map[string]struct {
@@ -151,7 +123,7 @@ func (g *Gateway) taskByID(w http.ResponseWriter, r *http.Request) {
 	}
 	h, ok := route[action]
 	if !ok {
-		writeError(w, http.StatusNotFound, "not_found", "No such API route: "+r.URL.Path)
+		writeError(w, errcode.NotFound, "No such API route: "+r.URL.Path)
 		return
 	}
 	if r.Method != h.method {
@@ -166,46 +138,45 @@ func (g *Gateway) taskByID(w http.ResponseWriter, r *http.Request) {
 }
 
 func (g *Gateway) getTask(w http.ResponseWriter, _ *http.Request, id string) {
-	t, err := g.cfg.Tasks.Get(id)
-	reply(w, t, err)
+	t, err := g.api.GetTask(id)
+	reply(w, http.StatusOK, t, err)
 }
 
 func (g *Gateway) stop(w http.ResponseWriter, r *http.Request, id string) {
 	if !emptyBody(w, r) {
 		return
 	}
-	t, err := g.cfg.Tasks.StopTask(id)
-	reply(w, t, err)
+	t, err := g.api.StopTask(id)
+	reply(w, http.StatusOK, t, err)
 }
 
 func (g *Gateway) retry(w http.ResponseWriter, r *http.Request, id string) {
 	if !emptyBody(w, r) {
 		return
 	}
-	t, err := g.cfg.Tasks.Retry(id)
-	reply(w, t, err)
+	t, err := g.api.RetryTask(id)
+	reply(w, http.StatusOK, t, err)
+}
+
+// RemoveWorktreeRequest is the body of POST /api/tasks/:id/remove-worktree.
+type RemoveWorktreeRequest struct {
+	Confirm bool `json:"confirm"`
 }
 
 func (g *Gateway) removeWorktree(w http.ResponseWriter, r *http.Request, id string) {
-	if g.cfg.Handoff == nil {
-		writeError(w, http.StatusNotFound, "not_found", "Worktrees are not available here.")
-		return
-	}
-	var req struct {
-		Confirm bool `json:"confirm"`
-	}
+	var req RemoveWorktreeRequest
 	if !decode(w, r, &req) {
 		return
 	}
-	t, err := g.cfg.Handoff.RemoveWorktree(r.Context(), id, req.Confirm)
-	reply(w, t, err)
+	t, err := g.api.RemoveWorktree(id, req.Confirm)
+	reply(w, http.StatusOK, t, err)
 }
 
 func (g *Gateway) deleteTask(w http.ResponseWriter, r *http.Request, id string) {
 	if !emptyBody(w, r) {
 		return
 	}
-	if err := g.cfg.Tasks.Delete(id); err != nil {
+	if err := g.api.DeleteTask(id); err != nil {
 		writeErr(w, err)
 		return
 	}
@@ -224,46 +195,40 @@ func (g *Gateway) answer(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	if req.AskID == "" || req.Allow == nil {
-		writeError(w, http.StatusBadRequest, "invalid", "Send {\"askId\": \"…\", \"allow\": true|false}.")
+		writeError(w, errcode.Invalid, "Send {\"askId\": \"…\", \"allow\": true|false}.")
 		return
 	}
-	t, err := g.cfg.Tasks.Answer(id, req.AskID, *req.Allow)
-	reply(w, t, err)
+	t, err := g.api.AnswerTask(id, req.AskID, *req.Allow)
+	reply(w, http.StatusOK, t, err)
 }
 
+// output answers a task's log from ?offset= as text, with X-Next-Offset
+// saying where the next read starts.
 func (g *Gateway) output(w http.ResponseWriter, r *http.Request, id string) {
-	if _, err := g.cfg.Tasks.Get(id); err != nil {
-		writeErr(w, err)
-		return
-	}
 	q := r.URL.Query()
 	offset, err := intParam(q.Get("offset"), 0)
 	if err != nil || offset < 0 {
-		writeError(w, http.StatusBadRequest, "invalid", "offset must be a whole number of bytes, 0 or more.")
+		writeError(w, errcode.Invalid, "offset must be a whole number of bytes, 0 or more.")
 		return
 	}
-	max, err := intParam(q.Get("max"), maxOutputRead)
+	max, err := intParam(q.Get("max"), service.MaxOutputRead)
 	if err != nil || max <= 0 {
-		writeError(w, http.StatusBadRequest, "invalid", "max must be a whole number of bytes, 1 or more.")
+		writeError(w, errcode.Invalid, "max must be a whole number of bytes, 1 or more.")
 		return
 	}
-	if max > maxOutputRead {
-		max = maxOutputRead
-	}
-	data, next, err := g.cfg.Logs.ReadAt(id, offset, int(max))
-	if errors.Is(err, fs.ErrNotExist) {
-		data, next, err = nil, 0, nil // nothing written yet: an offset past it is clamped to 0
-	}
+	chunk, err := g.api.ReadOutput(id, offset, int(min(max, service.MaxOutputRead)))
 	if err != nil {
-		g.cfg.Log.Error("read output", "task", id, "err", err)
-		writeError(w, http.StatusInternalServerError, "internal", "Could not read this task's output.")
+		if errcode.Of(err) == errcode.Internal {
+			g.cfg.Log.Error("read output", "task", id, "err", err)
+		}
+		writeErr(w, err)
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("X-Next-Offset", strconv.FormatInt(next, 10))
+	w.Header().Set("X-Next-Offset", strconv.FormatInt(chunk.Next, 10))
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(data)
+	_, _ = io.WriteString(w, chunk.Data)
 }
 
 func intParam(s string, def int64) (int64, error) {
@@ -281,7 +246,7 @@ func (g *Gateway) static(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if g.cfg.Assets == nil {
-		writeError(w, http.StatusNotFound, "not_found", "This build has no frontend; run `make build`.")
+		writeError(w, errcode.NotFound, "This build has no frontend; run `make build`.")
 		return
 	}
 	name := strings.TrimPrefix(r.URL.Path, "/")
@@ -293,7 +258,7 @@ func (g *Gateway) static(w http.ResponseWriter, r *http.Request) {
 	}
 	b, err := fs.ReadFile(g.cfg.Assets, name)
 	if err != nil {
-		writeError(w, http.StatusNotFound, "not_found", "The frontend is not built; run `make build`.")
+		writeError(w, errcode.NotFound, "The frontend is not built; run `make build`.")
 		return
 	}
 	if ct := mime.TypeByExtension(extOf(name)); ct != "" {
@@ -317,7 +282,7 @@ func extOf(name string) string {
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || ct != "application/json" {
-		writeError(w, http.StatusUnsupportedMediaType, "not_json", "Send the body as JSON with Content-Type: application/json.")
+		writeError(w, errcode.NotJSON, "Send the body as JSON with Content-Type: application/json.")
 		return false
 	}
 	body := http.MaxBytesReader(w, r.Body, maxBody)
@@ -333,7 +298,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 			writeDecodeError(w, err)
 			return false
 		}
-		writeError(w, http.StatusBadRequest, "bad_json", "The body holds more than one JSON value.")
+		writeError(w, errcode.BadJSON, "The body holds more than one JSON value.")
 		return false
 	}
 	return true
@@ -345,15 +310,15 @@ func writeDecodeError(w http.ResponseWriter, err error) {
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &tooBig):
-		writeError(w, http.StatusRequestEntityTooLarge, "too_large", "The body is larger than 1 MiB.")
+		writeError(w, errcode.TooLarge, "The body is larger than 1 MiB.")
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		writeError(w, http.StatusBadRequest, "unknown_field", "Unknown field "+strings.TrimPrefix(err.Error(), "json: unknown field ")+".")
+		writeError(w, errcode.UnknownField, "Unknown field "+strings.TrimPrefix(err.Error(), "json: unknown field ")+".")
 	case errors.As(err, &syntax), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		writeError(w, http.StatusBadRequest, "bad_json", "The body is not valid JSON.")
+		writeError(w, errcode.BadJSON, "The body is not valid JSON.")
 	case errors.As(err, &typ):
-		writeError(w, http.StatusBadRequest, "bad_json", "Field "+typ.Field+" has the wrong type.")
+		writeError(w, errcode.BadJSON, "Field "+typ.Field+" has the wrong type.")
 	default:
-		writeError(w, http.StatusBadRequest, "bad_json", "The body could not be read as JSON.")
+		writeError(w, errcode.BadJSON, "The body could not be read as JSON.")
 	}
 }
 
@@ -366,18 +331,19 @@ func emptyBody(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	if s := strings.TrimSpace(string(b)); s != "" && s != "{}" && s != "null" {
-		writeError(w, http.StatusBadRequest, "invalid", "This action takes no body.")
+		writeError(w, errcode.Invalid, "This action takes no body.")
 		return false
 	}
 	return true
 }
 
-func reply(w http.ResponseWriter, t task.Task, err error) {
+// reply answers v with status, or the error's status and body.
+func reply(w http.ResponseWriter, status int, v any, err error) {
 	if err != nil {
 		writeErr(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, t)
+	writeJSON(w, status, v)
 }
 
 // writeErr answers with the status and body ErrorFor gives err.
@@ -386,60 +352,53 @@ func writeErr(w http.ResponseWriter, err error) {
 	writeJSON(w, status, body)
 }
 
-// ErrorFor maps an error from the engine to its HTTP status and the JSON
-// error body; the Wails bindings use the same body.
-func ErrorFor(err error) (int, ErrorBody) {
-	status, code := http.StatusInternalServerError, "internal"
-	switch {
-	case errors.Is(err, taskrun.ErrNotFound), errors.Is(err, chat.ErrNotFound), errors.Is(err, registry.ErrNotFound):
-		status, code = http.StatusNotFound, "not_found"
-	case errors.Is(err, taskrun.ErrInvalid), errors.Is(err, chat.ErrInvalid), errors.Is(err, registry.ErrInvalid):
-		status, code = http.StatusBadRequest, "invalid"
-	case errors.Is(err, task.ErrInvalidTransition):
-		status, code = http.StatusConflict, "invalid_transition"
-	case errors.Is(err, taskrun.ErrConflict), errors.Is(err, chat.ErrConflict), errors.Is(err, registry.ErrConflict):
-		status, code = http.StatusConflict, "conflict"
+// statusOf is the one table from an error's code to its HTTP status.
+var statusOf = map[errcode.Code]int{
+	errcode.NotFound:          http.StatusNotFound,
+	errcode.Invalid:           http.StatusBadRequest,
+	errcode.Conflict:          http.StatusConflict,
+	errcode.InvalidTransition: http.StatusConflict,
+	errcode.Unauthorized:      http.StatusUnauthorized,
+	errcode.BadHost:           http.StatusForbidden,
+	errcode.BadOrigin:         http.StatusForbidden,
+	errcode.BadPath:           http.StatusBadRequest,
+	errcode.BadJSON:           http.StatusBadRequest,
+	errcode.UnknownField:      http.StatusBadRequest,
+	errcode.NotJSON:           http.StatusUnsupportedMediaType,
+	errcode.TooLarge:          http.StatusRequestEntityTooLarge,
+	errcode.MethodNotAllowed:  http.StatusMethodNotAllowed,
+	errcode.TooManyStreams:    http.StatusServiceUnavailable,
+	errcode.Internal:          http.StatusInternalServerError,
+}
+
+// StatusOf is the HTTP status of an error's code.
+func StatusOf(c errcode.Code) int {
+	if s, ok := statusOf[c]; ok {
+		return s
 	}
-	var b ErrorBody
-	b.Error.Code, b.Error.Message = code, sentence(err)
-	return status, b
+	return http.StatusInternalServerError
+}
+
+// ErrorFor maps an error from the engine to its HTTP status and the JSON
+// error body; the window's bindings give the same body.
+func ErrorFor(err error) (int, errcode.Body) {
+	b := errcode.BodyOf(err)
+	return StatusOf(b.Error.Code), b
 }
 
 // sentence turns a wrapped error into one sentence for a person.
-func sentence(err error) string {
-	s := err.Error()
-	for _, suffix := range []string{": " + taskrun.ErrConflict.Error(), ": " + task.ErrInvalidTransition.Error()} {
-		s = strings.TrimSuffix(s, suffix)
-	}
-	s = strings.TrimPrefix(s, taskrun.ErrInvalid.Error()+": ")
-	if s == "" {
-		return s
-	}
-	s = strings.ToUpper(s[:1]) + s[1:]
-	// A sentence that ends in its own mark ("is Ollama running?") keeps it.
-	if end := strings.TrimRight(s, ")\"'`"); !strings.HasSuffix(end, ".") && !strings.HasSuffix(end, "?") && !strings.HasSuffix(end, "!") {
-		s += "."
-	}
-	return s
-}
+func sentence(err error) string { return errcode.Sentence(err) }
 
 func methodNotAllowed(w http.ResponseWriter, allow string) {
 	w.Header().Set("Allow", allow)
-	writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "Use "+allow+" here.")
+	writeError(w, errcode.MethodNotAllowed, "Use "+allow+" here.")
 }
 
 // ErrorBody is the JSON shape of every error answer.
-type ErrorBody struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
+type ErrorBody = errcode.Body
 
-func writeError(w http.ResponseWriter, status int, code, message string) {
-	var b ErrorBody
-	b.Error.Code, b.Error.Message = code, message
-	writeJSON(w, status, b)
+func writeError(w http.ResponseWriter, code errcode.Code, message string) {
+	writeJSON(w, StatusOf(code), errcode.Body{Error: errcode.Detail{Code: code, Message: message}})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

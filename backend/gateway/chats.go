@@ -6,28 +6,22 @@ import (
 	"strings"
 
 	"conch/backend/chat"
+	"conch/backend/errcode"
 )
 
 // conversations lists the person's chats (GET) and starts one (POST).
 func (g *Gateway) conversations(w http.ResponseWriter, r *http.Request) {
-	if g.cfg.Chats == nil {
-		writeError(w, http.StatusNotFound, "not_found", "Chats are not available here.")
-		return
-	}
 	switch r.Method {
 	case http.MethodGet:
-		writeJSON(w, http.StatusOK, map[string]any{"conversations": g.cfg.Chats.List()})
+		l, err := g.api.ListConversations()
+		reply(w, http.StatusOK, l, err)
 	case http.MethodPost:
 		var req chat.CreateRequest
 		if !decode(w, r, &req) {
 			return
 		}
-		c, err := g.cfg.Chats.Create(req)
-		if err != nil {
-			writeErr(w, err)
-			return
-		}
-		writeJSON(w, http.StatusCreated, c)
+		c, err := g.api.CreateConversation(req)
+		reply(w, http.StatusCreated, c, err)
 	default:
 		methodNotAllowed(w, "GET, POST")
 	}
@@ -36,14 +30,10 @@ func (g *Gateway) conversations(w http.ResponseWriter, r *http.Request) {
 // conversationByID serves /api/conversations/:id and its actions:
 // messages, stop, asks/:askId.
 func (g *Gateway) conversationByID(w http.ResponseWriter, r *http.Request) {
-	if g.cfg.Chats == nil {
-		writeError(w, http.StatusNotFound, "not_found", "Chats are not available here.")
-		return
-	}
 	rest := strings.TrimPrefix(r.URL.Path, "/api/conversations/")
 	parts := strings.Split(rest, "/")
 	id := parts[0]
-	notFound := func() { writeError(w, http.StatusNotFound, "not_found", "No such API route: "+r.URL.Path) }
+	notFound := func() { writeError(w, errcode.NotFound, "No such API route: "+r.URL.Path) }
 	if id == "" {
 		notFound()
 		return
@@ -72,12 +62,8 @@ func (g *Gateway) conversationByID(w http.ResponseWriter, r *http.Request) {
 		if !emptyBody(w, r) {
 			return
 		}
-		c, err := g.cfg.Chats.StopTurn(id)
-		if err != nil {
-			writeErr(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, c)
+		c, err := g.api.StopConversation(id)
+		reply(w, http.StatusOK, c, err)
 	case len(parts) == 3 && parts[1] == "asks" && parts[2] != "":
 		if r.Method != http.MethodPost {
 			methodNotAllowed(w, "POST")
@@ -96,20 +82,16 @@ func (g *Gateway) getConversation(w http.ResponseWriter, r *http.Request, id str
 		before, err = 0, nil
 	}
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid", "before must be a message's seq (a whole number, 1 or more).")
+		writeError(w, errcode.Invalid, "before must be a message's seq (a whole number, 1 or more).")
 		return
 	}
 	limit, err := intParam(q.Get("limit"), 0)
 	if err != nil || limit < 0 || (q.Get("limit") != "" && limit == 0) || limit > 500 {
-		writeError(w, http.StatusBadRequest, "invalid", "limit must be a whole number from 1 to 500.")
+		writeError(w, errcode.Invalid, "limit must be a whole number from 1 to 500.")
 		return
 	}
-	p, err := g.cfg.Chats.Get(id, before, int(limit))
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, p)
+	p, err := g.api.GetConversation(id, before, int(limit))
+	reply(w, http.StatusOK, p, err)
 }
 
 func (g *Gateway) patchConversation(w http.ResponseWriter, r *http.Request, id string) {
@@ -117,12 +99,8 @@ func (g *Gateway) patchConversation(w http.ResponseWriter, r *http.Request, id s
 	if !decode(w, r, &req) {
 		return
 	}
-	c, err := g.cfg.Chats.Patch(id, req)
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, c)
+	c, err := g.api.PatchConversation(id, req)
+	reply(w, http.StatusOK, c, err)
 }
 
 // SendRequest is the body of POST /api/conversations/:id/messages.
@@ -135,12 +113,8 @@ func (g *Gateway) sendMessage(w http.ResponseWriter, r *http.Request, id string)
 	if !decode(w, r, &req) {
 		return
 	}
-	m, err := g.cfg.Chats.Send(id, req.Text)
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
-	writeJSON(w, http.StatusAccepted, m)
+	m, err := g.api.SendMessage(id, req.Text)
+	reply(w, http.StatusAccepted, m, err)
 }
 
 // AskAnswer is the body of POST /api/conversations/:id/asks/:askId.
@@ -154,13 +128,9 @@ func (g *Gateway) answerAsk(w http.ResponseWriter, r *http.Request, id, askID st
 		return
 	}
 	if req.Allow == nil {
-		writeError(w, http.StatusBadRequest, "invalid", "Send {\"allow\": true|false}.")
+		writeError(w, errcode.Invalid, "Send {\"allow\": true|false}.")
 		return
 	}
-	c, err := g.cfg.Chats.Answer(id, askID, *req.Allow)
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, c)
+	c, err := g.api.AnswerAsk(id, askID, *req.Allow)
+	reply(w, http.StatusOK, c, err)
 }

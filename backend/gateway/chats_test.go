@@ -19,6 +19,7 @@ import (
 	"conch/backend/event"
 	"conch/backend/gateway"
 	"conch/backend/provider"
+	"conch/backend/service"
 	"conch/backend/store"
 )
 
@@ -71,7 +72,7 @@ func setupChats(t *testing.T, p provider.Provider) (*env, string) {
 		t.Fatal(err)
 	}
 	srv := httptest.NewUnstartedServer(nil)
-	gw, err := gateway.New(gateway.Config{Chats: m, Bus: bus, Token: token}, srv.Listener.Addr().String())
+	gw, err := gateway.New(gateway.Config{API: service.New(service.Config{Chats: m}), Bus: bus, Token: token}, srv.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}

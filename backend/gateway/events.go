@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"conch/backend/errcode"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -32,7 +33,7 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 	}
 	if n := g.streams.Add(1); n > maxStreams {
 		g.streams.Add(-1)
-		writeError(w, http.StatusServiceUnavailable, "too_many_streams", "Too many event streams are open; close a Conch tab and reload.")
+		writeError(w, errcode.TooManyStreams, "Too many event streams are open; close a Conch tab and reload.")
 		return
 	}
 	defer g.streams.Add(-1)

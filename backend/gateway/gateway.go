@@ -3,7 +3,6 @@
 package gateway
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -21,13 +20,9 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"conch/backend/chat"
-	"conch/backend/doctor"
+	"conch/backend/errcode"
 	"conch/backend/event"
-	"conch/backend/output"
-	"conch/backend/pref"
-	"conch/backend/task"
-	"conch/backend/taskrun"
+	"conch/backend/service"
 )
 
 // TokenFile is the sign-in token's file name inside the home folder.
@@ -35,46 +30,22 @@ const TokenFile = "gateway-token"
 
 // Config wires a gateway.
 type Config struct {
-	Tasks *taskrun.Runner
-	Chats *chat.Manager // nil: the conversation routes answer 404
-	// Handoff starts a chat's background task (POST /api/tasks with a
-	// conversationId); nil: such tasks run on the shell as before.
-	Handoff Handoff
-	Prefs   Preferences
-	Doctor  func() doctor.Report
-	Logs    *output.Logs
-	Bus     *event.Bus
-	Assets  fs.FS // the built frontend; nil serves a short notice
-	Token   string
-	Log     *slog.Logger
-
-	// Providers is the provider registry; nil: the provider routes answer
-	// 404.
-	Providers Providers
+	// API is every operation the gateway serves (*service.Service).
+	API    service.API
+	Bus    *event.Bus
+	Assets fs.FS // the built frontend; nil serves a short notice
+	Token  string
+	Log    *slog.Logger
 
 	// Hosts are more host names (or IPs) the server answers as, besides
 	// the loopback names: the addresses --allow-remote serves on.
 	Hosts []string
 }
 
-// Preferences reads and saves the person's preferences (and applies them).
-// Handoff starts background tasks from chats.
-type Handoff interface {
-	Background(ctx context.Context, req taskrun.CreateRequest) (task.Task, error)
-	// RemoveWorktree removes a finished helper's kept worktree; one that
-	// holds work only with confirm.
-	RemoveWorktree(ctx context.Context, id string, confirm bool) (task.Task, error)
-}
-
-// Preferences reads and changes the person's preferences.
-type Preferences interface {
-	Preferences() (pref.Preferences, error)
-	SetPreferences(p pref.Preferences) (pref.Preferences, error)
-}
-
 // Gateway is the HTTP handler for one listening port.
 type Gateway struct {
 	cfg     Config
+	api     service.API
 	port    string
 	hosts   map[string]bool
 	mux     *http.ServeMux
@@ -99,6 +70,7 @@ func New(cfg Config, addr string) (*Gateway, error) {
 	}
 	g := &Gateway{
 		cfg:  cfg,
+		api:  cfg.API,
 		port: port,
 		hosts: map[string]bool{
 			"127.0.0.1:" + port: true,
@@ -124,7 +96,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if v := recover(); v != nil {
 			g.cfg.Log.Error("gateway panic", "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
-			writeError(w, http.StatusInternalServerError, "internal", "Something went wrong inside Conch.")
+			writeError(w, errcode.Internal, "Something went wrong inside Conch.")
 		}
 	}()
 	h := w.Header()
@@ -133,15 +105,15 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Content-Type-Options", "nosniff")
 	if !g.hosts[strings.ToLower(r.Host)] {
-		writeError(w, http.StatusForbidden, "bad_host", "This address is not served here; use 127.0.0.1 or localhost.")
+		writeError(w, errcode.BadHost, "This address is not served here; use 127.0.0.1 or localhost.")
 		return
 	}
 	if origin := r.Header.Get("Origin"); origin != "" && !g.originOK(origin) {
-		writeError(w, http.StatusForbidden, "bad_origin", "Requests from this origin are not allowed.")
+		writeError(w, errcode.BadOrigin, "Requests from this origin are not allowed.")
 		return
 	}
 	if !cleanPath(r.URL) {
-		writeError(w, http.StatusBadRequest, "bad_path", "This path holds . or .. or an empty part; ask for the path itself.")
+		writeError(w, errcode.BadPath, "This path holds . or .. or an empty part; ask for the path itself.")
 		return
 	}
 	if !strings.HasPrefix(r.URL.Path, "/api/") {
@@ -154,14 +126,14 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.URL.Path == "/api/events" && r.URL.Query().Has("ticket") {
 		if !g.tickets.use(r.URL.Query().Get("ticket")) {
-			writeError(w, http.StatusUnauthorized, "unauthorized", "This event ticket is not valid (each works once, for 30 seconds); ask for a new one.")
+			writeError(w, errcode.Unauthorized, "This event ticket is not valid (each works once, for 30 seconds); ask for a new one.")
 			return
 		}
 		g.mux.ServeHTTP(w, r)
 		return
 	}
 	if !g.authorized(r) {
-		writeError(w, http.StatusUnauthorized, "unauthorized", "Sign in with the link that `conch serve` printed, or send the token as a Bearer header.")
+		writeError(w, errcode.Unauthorized, "Sign in with the link that `conch serve` printed, or send the token as a Bearer header.")
 		return
 	}
 	g.mux.ServeHTTP(w, r)

@@ -22,6 +22,7 @@ import (
 	"conch/backend/output"
 	"conch/backend/pref"
 	"conch/backend/provider/shell"
+	"conch/backend/service"
 	"conch/backend/store"
 	"conch/backend/task"
 	"conch/backend/taskrun"
@@ -59,7 +60,7 @@ func setupShell(t testing.TB, bash string) *env {
 	}
 	srv := httptest.NewUnstartedServer(nil)
 	gw, err := gateway.New(gateway.Config{
-		Tasks: runner, Logs: logs, Bus: bus, Token: token, Prefs: prefs{st, runner},
+		API: service.New(service.Config{Tasks: runner, Logs: logs, Prefs: st}), Bus: bus, Token: token,
 		Assets: fstest.MapFS{"index.html": {Data: []byte("<!doctype html><title>Conch</title>")}},
 	}, srv.Listener.Addr().String())
 	if err != nil {
@@ -74,21 +75,6 @@ func setupShell(t testing.TB, bash string) *env {
 		_ = st.Close()
 	})
 	return &env{srv: srv, base: srv.URL, dir: dir, bus: bus}
-}
-
-// prefs saves preferences and applies the limits, as the app does.
-type prefs struct {
-	st     store.Store
-	runner *taskrun.Runner
-}
-
-func (p prefs) Preferences() (pref.Preferences, error) { return p.st.Preferences() }
-func (p prefs) SetPreferences(v pref.Preferences) (pref.Preferences, error) {
-	if err := p.st.PutPreferences(v); err != nil {
-		return v, err
-	}
-	p.runner.SetLimits(v.Limits)
-	return v, nil
 }
 
 type req struct {
@@ -142,7 +128,7 @@ func wantError(t testing.TB, resp *http.Response, b []byte, status int, code str
 	if err := json.Unmarshal(b, &eb); err != nil {
 		t.Fatalf("error body is not JSON: %q", b)
 	}
-	if eb.Error.Code != code || eb.Error.Message == "" {
+	if string(eb.Error.Code) != code || eb.Error.Message == "" {
 		t.Fatalf("error %+v, want code %q", eb.Error, code)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"conch/backend/event"
 	"conch/backend/gateway"
 	"conch/backend/provider/registry"
+	"conch/backend/service"
 	"conch/backend/store"
 )
 
@@ -49,7 +50,7 @@ func setupProviders(t *testing.T) (*env, *store.Bolt) {
 	}
 	bus := event.NewBus()
 	srv := httptest.NewUnstartedServer(nil)
-	gw, err := gateway.New(gateway.Config{Providers: reg, Bus: bus, Token: token}, srv.Listener.Addr().String())
+	gw, err := gateway.New(gateway.Config{API: service.New(service.Config{Providers: reg}), Bus: bus, Token: token}, srv.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestProvidersAPI(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("GET: %d %s", resp.StatusCode, b)
 	}
-	list := decodeAs[gateway.ProviderList](t, b)
+	list := decodeAs[service.ProviderList](t, b)
 	if len(list.Providers) != 1 || list.Providers[0].ID != "openai" || list.Providers[0].Source != registry.FromEnv || !list.Providers[0].KeySet {
 		t.Fatalf("list = %s", b)
 	}
@@ -102,7 +103,7 @@ func TestProvidersAPI(t *testing.T) {
 		t.Fatalf("PUT answer = %s", b)
 	}
 	resp, b = e.do(t, req{method: "GET", path: "/api/providers"})
-	if resp.StatusCode != 200 || len(decodeAs[gateway.ProviderList](t, b).Providers) != 2 {
+	if resp.StatusCode != 200 || len(decodeAs[service.ProviderList](t, b).Providers) != 2 {
 		t.Fatalf("GET after PUT: %d %s", resp.StatusCode, b)
 	}
 	for _, k := range []string{"sk-env-key-0001", "sk-put-key-0002"} {
@@ -160,7 +161,7 @@ func TestProvidersPutRefused(t *testing.T) {
 	resp, b := e.do(t, req{method: "POST", path: "/api/providers"})
 	wantError(t, resp, b, http.StatusMethodNotAllowed, "method_not_allowed")
 	resp, b = e.do(t, req{method: "GET", path: "/api/providers"})
-	if n := len(decodeAs[gateway.ProviderList](t, b).Providers); resp.StatusCode != 200 || n != 1 {
+	if n := len(decodeAs[service.ProviderList](t, b).Providers); resp.StatusCode != 200 || n != 1 {
 		t.Fatalf("refused PUTs changed the list: %s", b)
 	}
 }

@@ -156,6 +156,7 @@ func startModel(t *testing.T, models []string, brain func(ctx context.Context, a
 		}
 		ms.mu.Lock()
 		ms.seen = append(ms.seen, a)
+		nth := len(ms.seen) // call ids stay apart across requests
 		ms.mu.Unlock()
 		ans := brain(r.Context(), a)
 		if ans.Status != 0 {
@@ -174,7 +175,7 @@ func startModel(t *testing.T, models []string, brain func(ctx context.Context, a
 		}
 		if len(ans.Calls) > 0 {
 			for i, c := range ans.Calls {
-				chunk(map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"index": i, "id": fmt.Sprintf("call_%d_%d", len(ms.seen), i), "type": "function", "function": map[string]any{"name": c[0], "arguments": ""}}}}, nil)
+				chunk(map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"index": i, "id": fmt.Sprintf("call_%d_%d", nth, i), "type": "function", "function": map[string]any{"name": c[0], "arguments": ""}}}}, nil)
 				half := len(c[1]) / 2
 				chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": c[1][:half]}}}}, nil)
 				chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": c[1][half:]}}}}, nil)

@@ -6,13 +6,13 @@
 package task
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"conch/backend/ask"
+	"conch/backend/errcode"
 )
 
 // Status says where a task stands. The JSON form is the constant's value.
@@ -213,7 +213,7 @@ type Task struct {
 }
 
 // ErrInvalidTransition is returned when a status change is not in the table.
-var ErrInvalidTransition = errors.New("invalid status change")
+var ErrInvalidTransition = errcode.New(errcode.InvalidTransition, "invalid status change")
 
 // TransitionError is a refused status change. It matches
 // ErrInvalidTransition, and its text is a sentence a person can read
@@ -227,8 +227,9 @@ func (e *TransitionError) Error() string {
 	return fmt.Sprintf("it is %s, so it cannot be %s", e.From.Words(), becoming[e.To])
 }
 
-// Is makes errors.Is(err, ErrInvalidTransition) hold.
-func (e *TransitionError) Is(target error) bool { return target == ErrInvalidTransition }
+// Unwrap makes errors.Is(err, ErrInvalidTransition) hold, and gives the
+// error its code.
+func (e *TransitionError) Unwrap() error { return ErrInvalidTransition }
 
 // becoming says what moving a task to a status does, in the person's words.
 var becoming = map[Status]string{

@@ -2,7 +2,6 @@ package taskrun
 
 import (
 	"context"
-	"errors"
 	"io"
 
 	"conch/backend/ask"
@@ -54,19 +53,6 @@ type Outcome struct {
 	Result   *task.Result
 	ExitCode *int
 }
-
-// Sentinel errors an executor may return; the runner turns them into the
-// task's reason, which the person reads as it is.
-//
-//lint:file-ignore ST1005 these errors are the task's reasons, written as the card shows them
-var (
-	// ErrDeclined is returned when the person answered a question with Deny.
-	ErrDeclined = errors.New("You declined")
-	// ErrNoAnswer is returned when a question timed out.
-	ErrNoAnswer = errors.New("No answer within an hour")
-	// ErrPlanMode is returned by executors that cannot do anything read-only.
-	ErrPlanMode = errors.New("plan mode runs nothing")
-)
 
 // EnvTaskID is the part of a process's mark that names its task (see
 // procmark): healing recognises what a Conch that died left behind by it

@@ -29,27 +29,11 @@ import (
 	"conch/backend/task"
 )
 
-// Errors the surfaces map to HTTP statuses.
-var (
-	// ErrNotFound is returned for an unknown task id.
-	ErrNotFound = errors.New("no such task")
-	// ErrInvalid is returned for a request that can never succeed as written.
-	ErrInvalid = errors.New("invalid request")
-	// ErrConflict is returned when the task's state does not allow the
-	// operation (deleting a running task, answering a stale question).
-	ErrConflict = errors.New("conflict")
-)
-
 // InterruptedReason is the error of a task that was running when Conch stopped.
 const InterruptedReason = "Conch stopped while this was running."
 
 // stopGrace is how long Stop waits for a run to end before answering.
 const stopGrace = 10 * time.Second
-
-// ErrStopped is returned by an executor whose work the person stopped by
-// another way than StopTask (the Stop of the task's own chat): the task
-// ends stopped, not failed.
-var ErrStopped = errors.New("stopped by request")
 
 // errStopped is the cause a stop cancels a run with.
 var errStopped = ErrStopped

@@ -15,6 +15,7 @@ import (
 var floors = map[string]int{
 	// 0: records and tools with no Conch imports at all.
 	"conch/backend/ask":                   0,
+	"conch/backend/errcode":               0,
 	"conch/backend/pref":                  0,
 	"conch/backend/procmark":              0,
 	"conch/backend/output":                0,
@@ -44,8 +45,9 @@ var floors = map[string]int{
 	"conch/backend/handoff":               6,
 	"conch/backend/notify":                5,
 	"conch/backend/tray":                  4,
-	"conch/backend/desktop":               7,
-	"conch/backend/gateway":               7,
+	"conch/backend/desktop":               8,
+	"conch/backend/service":               7,
+	"conch/backend/gateway":               8,
 	"conch":                               9,
 }
 

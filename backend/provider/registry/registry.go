@@ -12,7 +12,6 @@ package registry
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -24,18 +23,6 @@ import (
 
 	"conch/backend/provider"
 	"conch/backend/store"
-)
-
-// Errors the registry returns; callers test with errors.Is.
-var (
-	// ErrNotFound is returned when no provider has the asked id.
-	ErrNotFound = errors.New("no such provider")
-	// ErrInvalid is returned when a configuration is refused (unknown
-	// kind, a base URL that is not absolute http(s), a key of odd length).
-	ErrInvalid = errors.New("invalid provider configuration")
-	// ErrConflict is returned when deleting a provider Conch found on its
-	// own (an env var, Ollama running, a CLI on PATH).
-	ErrConflict = errors.New("provider cannot be deleted")
 )
 
 // Source says where a provider came from.

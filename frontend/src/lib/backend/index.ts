@@ -11,6 +11,6 @@ export { ApiError } from './error';
  * HTTP to the gateway, signed with the token from the sign-in link.
  */
 export function pickBackend(w: Window = window): Backend {
-  const app = w.go?.main?.App;
+  const app = w.go?.service?.Service;
   return app ? new WailsBackend(app, w.runtime) : new HttpBackend('', takeToken(w));
 }

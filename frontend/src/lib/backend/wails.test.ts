@@ -27,6 +27,7 @@ function bindings(over: Partial<AppBindings> = {}): AppBindings {
     StopConversation: no,
     AnswerAsk: no,
     ListProviders: no,
+    GetProvider: no,
     PutProvider: no,
     DeleteProvider: no,
     ...over,
@@ -35,7 +36,7 @@ function bindings(over: Partial<AppBindings> = {}): AppBindings {
 
 describe('WailsBackend', () => {
   it('is picked when the window has bindings, else HTTP', () => {
-    expect(pickBackend({ go: { main: { App: bindings() } } } as unknown as Window)).toBeInstanceOf(WailsBackend);
+    expect(pickBackend({ go: { service: { Service: bindings() } } } as unknown as Window)).toBeInstanceOf(WailsBackend);
     const page = { location: { hash: '', pathname: '/', search: '' }, history: { replaceState: () => {} }, sessionStorage: { getItem: () => null, setItem: () => {} } };
     expect(pickBackend(page as unknown as Window)).toBeInstanceOf(HttpBackend);
   });

@@ -18,14 +18,15 @@ import {
   type TaskList,
 } from './contract';
 import { toApiError } from './error';
+import { outputReadMax } from './http';
 import { parseEvent } from './event';
 
-/** The Go methods Wails binds on window.go.main.App (docs/API.md, "Bindings"). */
+/** The Go methods Wails binds on window.go.service.Service (docs/API.md, "Bindings"). */
 export interface AppBindings {
   ListTasks(): Promise<TaskList>;
   CreateTask(req: CreateTaskRequest): Promise<Task>;
   GetTask(id: string): Promise<Task>;
-  ReadOutput(id: string, offset: number): Promise<OutputChunk>;
+  ReadOutput(id: string, offset: number, max: number): Promise<OutputChunk>;
   StopTask(id: string): Promise<Task>;
   RetryTask(id: string): Promise<Task>;
   DeleteTask(id: string): Promise<null>;
@@ -43,6 +44,7 @@ export interface AppBindings {
   StopConversation(id: string): Promise<Conversation>;
   AnswerAsk(id: string, askId: string, allow: boolean): Promise<Conversation>;
   ListProviders(): Promise<{ providers: Provider[] | null }>;
+  GetProvider(id: string): Promise<Provider>;
   PutProvider(id: string, cfg: ProviderConfig): Promise<Provider>;
   DeleteProvider(id: string): Promise<null>;
 }
@@ -57,7 +59,7 @@ export const wailsEventName = 'conch:event';
 
 declare global {
   interface Window {
-    go?: { main?: { App?: AppBindings } };
+    go?: { service?: { Service?: AppBindings } };
     runtime?: WailsRuntime;
   }
 }
@@ -94,7 +96,7 @@ export class WailsBackend implements Backend {
     return call(() => this.app.GetTask(id));
   }
   readOutput(id: string, offset: number): Promise<OutputChunk> {
-    return call(() => this.app.ReadOutput(id, offset));
+    return call(() => this.app.ReadOutput(id, offset, outputReadMax));
   }
   stopTask(id: string): Promise<Task> {
     return call(() => this.app.StopTask(id));

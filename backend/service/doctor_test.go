@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"context"
@@ -37,14 +37,14 @@ func TestDoctorProviders(t *testing.T) {
 	if _, err := reg.Put(context.Background(), "away", registry.PutRequest{Kind: "openai", Name: "Away", BaseURL: gone.URL + "/v1"}); err != nil {
 		t.Fatal(err)
 	}
-	ps := doctorProviders(true, "", reg, "")
+	ps := doctorProviders(func() (bool, string) { return true, "" }, reg, "")
 	if len(ps) != 3 || ps[0].ID != "shell" || ps[1].ID != "away" || ps[2].ID != "ollama" {
 		t.Fatalf("providers = %+v", ps)
 	}
 	if ps[1].Ready || ps[1].Reason == "" || !ps[2].Ready {
 		t.Errorf("providers = %+v, want away not ready with a reason and ollama ready", ps)
 	}
-	if ps := doctorProviders(false, "bash was not found", nil, "a record is corrupt"); len(ps) != 2 || ps[1].Reason != "a record is corrupt" {
+	if ps := doctorProviders(func() (bool, string) { return false, "bash was not found" }, nil, "a record is corrupt"); len(ps) != 2 || ps[0].Ready || ps[1].Reason != "a record is corrupt" {
 		t.Errorf("without a registry: %+v", ps)
 	}
 }

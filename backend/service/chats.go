@@ -1,0 +1,84 @@
+package service
+
+import (
+	"conch/backend/chat"
+	"conch/backend/conversation"
+)
+
+// ConversationList is the person's chats (GET /api/conversations).
+type ConversationList struct {
+	Conversations []conversation.Conversation `json:"conversations"`
+}
+
+func (s *Service) chats() (*chat.Manager, error) {
+	if s.cfg.Chats == nil {
+		return nil, errUnavailable("Chats")
+	}
+	return s.cfg.Chats, nil
+}
+
+// ListConversations returns the person's chats (task chats excluded), the
+// most recently changed first.
+func (s *Service) ListConversations() (ConversationList, error) {
+	m, err := s.chats()
+	if err != nil {
+		return ConversationList{}, err
+	}
+	return ConversationList{Conversations: m.List()}, nil
+}
+
+// CreateConversation starts a chat.
+func (s *Service) CreateConversation(req chat.CreateRequest) (conversation.Conversation, error) {
+	m, err := s.chats()
+	if err != nil {
+		return conversation.Conversation{}, err
+	}
+	return m.Create(req)
+}
+
+// GetConversation returns a chat with up to limit messages before seq
+// before (0, 0: the newest 100).
+func (s *Service) GetConversation(id string, before uint64, limit int) (chat.Page, error) {
+	m, err := s.chats()
+	if err != nil {
+		return chat.Page{}, err
+	}
+	return m.Get(id, before, limit)
+}
+
+// PatchConversation changes a chat's title, mode, provider, model or
+// limit, or clears its taint.
+func (s *Service) PatchConversation(id string, req chat.PatchRequest) (conversation.Conversation, error) {
+	m, err := s.chats()
+	if err != nil {
+		return conversation.Conversation{}, err
+	}
+	return m.Patch(id, req)
+}
+
+// SendMessage stores the person's message; the reply streams in as events.
+func (s *Service) SendMessage(id, text string) (conversation.Message, error) {
+	m, err := s.chats()
+	if err != nil {
+		return conversation.Message{}, err
+	}
+	return m.Send(id, text)
+}
+
+// StopConversation stops a chat's running reply and any tool it runs.
+func (s *Service) StopConversation(id string) (conversation.Conversation, error) {
+	m, err := s.chats()
+	if err != nil {
+		return conversation.Conversation{}, err
+	}
+	return m.StopTurn(id)
+}
+
+// AnswerAsk allows or denies a chat's pending question.
+func (s *Service) AnswerAsk(id, askID string, allow bool) (conversation.Conversation, error) {
+	m, err := s.chats()
+	if err != nil {
+		return conversation.Conversation{}, err
+	}
+	return m.Answer(id, askID, allow)
+}

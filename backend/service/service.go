@@ -1,0 +1,103 @@
+// Package service is Conch's one front door: every operation the surfaces
+// offer, in one place. The Wails window binds *Service as it is; the
+// gateway serves the same methods over HTTP. Each method decides once
+// (whether a new task is a shell command or a chat's task, how output is
+// read, how preferences are checked and applied) and returns the engines'
+// errors, whose codes the surfaces map (errcode).
+package service
+
+import (
+	"sync"
+
+	"conch/backend/chat"
+	"conch/backend/conversation"
+	"conch/backend/doctor"
+	"conch/backend/errcode"
+	"conch/backend/handoff"
+	"conch/backend/output"
+	"conch/backend/pref"
+	"conch/backend/provider/registry"
+	"conch/backend/task"
+	"conch/backend/taskrun"
+)
+
+// API is every operation the surfaces offer, one to one with the frontend's
+// Backend (frontend/src/lib/backend/backend.ts; its bindings are generated
+// from this interface). *Service implements it.
+type API interface {
+	ListTasks() (TaskList, error)
+	CreateTask(req taskrun.CreateRequest) (task.Task, error)
+	GetTask(id string) (task.Task, error)
+	ReadOutput(id string, offset int64, max int) (OutputChunk, error)
+	StopTask(id string) (task.Task, error)
+	RetryTask(id string) (task.Task, error)
+	DeleteTask(id string) error
+	AnswerTask(id, askID string, allow bool) (task.Task, error)
+	RemoveWorktree(id string, confirm bool) (task.Task, error)
+	Approvals() ([]taskrun.Approval, error)
+	Doctor() (doctor.Report, error)
+	Preferences() (pref.Preferences, error)
+	SetPreferences(p pref.Preferences) (pref.Preferences, error)
+	ListConversations() (ConversationList, error)
+	CreateConversation(req chat.CreateRequest) (conversation.Conversation, error)
+	GetConversation(id string, before uint64, limit int) (chat.Page, error)
+	PatchConversation(id string, req chat.PatchRequest) (conversation.Conversation, error)
+	SendMessage(id, text string) (conversation.Message, error)
+	StopConversation(id string) (conversation.Conversation, error)
+	AnswerAsk(id, askID string, allow bool) (conversation.Conversation, error)
+	ListProviders() (ProviderList, error)
+	GetProvider(id string) (registry.Listing, error)
+	PutProvider(id string, cfg registry.PutRequest) (registry.Listing, error)
+	DeleteProvider(id string) error
+}
+
+var _ API = (*Service)(nil)
+
+// Prefs is where preferences live (*store.Bolt).
+type Prefs interface {
+	Preferences() (pref.Preferences, error)
+	PutPreferences(p pref.Preferences) error
+}
+
+// Config wires a Service. A part left nil (tests serve only what they
+// check) answers its operations with not_found.
+type Config struct {
+	Tasks *taskrun.Runner
+	Logs  *output.Logs
+	// Chats, Handoff and Providers serve the chat operations.
+	Chats     *chat.Manager
+	Handoff   *handoff.Service
+	Providers *registry.Registry
+	Prefs     Prefs
+	// Health gathers what the doctor checks besides the tasks.
+	Health Health
+}
+
+// Service holds every operation the surfaces offer. Its exported methods
+// are exactly API's: the window binds them all.
+type Service struct {
+	cfg Config
+
+	mu       sync.Mutex // guards the desktop's features
+	tray     doctor.Feature
+	shortcut doctor.Feature
+}
+
+// New returns the service over cfg's engines.
+func New(cfg Config) *Service {
+	return &Service{cfg: cfg, tray: cfg.Health.Tray, shortcut: cfg.Health.Shortcut}
+}
+
+// SetDesktop records how the window's tray and shortcut came up, for the
+// doctor. It is a function, not a method, so the window does not bind it.
+func SetDesktop(s *Service, tray, shortcut doctor.Feature) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tray, s.shortcut = tray, shortcut
+}
+
+// errUnavailable is the answer of an operation whose engine this surface
+// does not have.
+func errUnavailable(what string) error {
+	return errcode.New(errcode.NotFound, what+" are not available here")
+}
