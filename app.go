@@ -13,10 +13,12 @@ import (
 
 	"conch/backend/budget"
 	"conch/backend/chat"
-	"conch/backend/conversation"
+	"conch/backend/chattask"
 	"conch/backend/desktop"
 	"conch/backend/doctor"
+	"conch/backend/engine"
 	"conch/backend/event"
+	"conch/backend/follow"
 	"conch/backend/handoff"
 	"conch/backend/notify"
 	"conch/backend/output"
@@ -27,7 +29,6 @@ import (
 	"conch/backend/service"
 	"conch/backend/store"
 	"conch/backend/taskrun"
-	"conch/backend/tool"
 )
 
 // App wires Conch's engines together at start and closes them at the end.
@@ -38,7 +39,7 @@ type App struct {
 	bus      *event.Bus
 	tasks    *taskrun.Runner
 	chats    *chat.Manager
-	handoff  *handoff.Service
+	follow   *follow.Follower
 	alerts   *notify.Service
 	notifier notify.Notifier
 	svc      *service.Service
@@ -94,25 +95,22 @@ func openApp(ctx context.Context, home string, on surface) (*App, error) {
 	}
 	prefs := func() pref.Preferences { return preferences(st) }
 	spending := budget.New(st, prefs)
-	// The chat engine offers the hand-off tools, which start tasks in chats
-	// of their own: the closures break the cycle.
-	var h *handoff.Service
-	a.chats = chat.New(chat.Config{
-		Store: st, Bus: a.bus, Providers: providers, Logs: output.New(filepath.Join(home, "chats")),
-		Home: userHome, Spending: spending, HomeMark: mark, Log: log,
-		Extra:  func(c conversation.Conversation) []tool.Tool { return h.Tools(c) },
-		Prompt: func(ctx context.Context, c conversation.Conversation) string { return h.Prompt(ctx, c) },
-	})
-	h = handoff.New(handoff.Config{Chats: a.chats, Providers: providers, Spending: spending,
-		Preferences: prefs, Worktrees: filepath.Join(home, "worktrees")})
-	a.handoff = h
+	engines := engine.Lookup{Providers: providers}
+	worktrees := filepath.Join(home, "worktrees")
+	a.chats = chat.New(chat.Config{Store: st, Bus: a.bus, Providers: providers, Logs: output.New(filepath.Join(home, "chats")),
+		Home: userHome, Spending: spending, HomeMark: mark, Log: log})
+	chatTasks := chattask.New(chattask.Config{Chats: a.chats, Engines: engines, Preferences: prefs, Worktrees: worktrees})
+	a.follow = follow.New(a.chats)
 	sh := &shell.Shell{Home: userHome}
 	health.Shell = sh.Ready
 	logs := output.New(filepath.Join(home, "tasks"))
-	a.tasks = taskrun.New(taskrun.Config{
-		Store: st, Bus: a.bus, Logs: logs, Home: userHome, HomeMark: mark, Log: log,
-		Executors: map[string]taskrun.Executor{"shell": sh}, Conversations: h, Observe: h.Observe,
-	})
+	a.tasks = taskrun.New(taskrun.Config{Store: st, Bus: a.bus, Logs: logs, Home: userHome, HomeMark: mark, Log: log,
+		Executors: map[string]taskrun.Executor{"shell": sh}, Conversations: chatTasks, Observe: a.follow.Observe})
+	// The hand-off tools start tasks in chats of their own, so they are
+	// made after both and offered to the chats.
+	h := handoff.New(handoff.Config{Chats: a.chats, Tasks: a.tasks, Follow: a.follow, Engines: engines,
+		Spending: spending, Worktrees: worktrees})
+	a.chats.Offer(h)
 	// The notifier calls back into the service (clicks, buttons), which
 	// sends through the notifier: the closure breaks the cycle.
 	a.notifier, err = notify.Open(func(tag, action string) { a.alerts.Action(tag, action) })
@@ -136,9 +134,10 @@ func openApp(ctx context.Context, home string, on surface) (*App, error) {
 		_ = st.Close()
 		return nil, err
 	}
-	h.Start(a.tasks)
+	chattask.SettleLeft(a.tasks)
+	a.follow.Start(a.tasks)
 	a.svc = service.New(service.Config{Tasks: a.tasks, Logs: logs, Chats: a.chats, Handoff: h,
-		Providers: providers, Prefs: st, Health: health})
+		Providers: providers, Fallbacks: chatTasks, Prefs: st, Health: health})
 	return a, nil
 }
 
@@ -161,7 +160,7 @@ func (a *App) close() error {
 	// interrupted rather than failed.
 	a.tasks.Stop()
 	a.chats.Stop()
-	a.handoff.Stop()
+	a.follow.Stop()
 	a.alerts.Stop()
 	_ = a.notifier.Close()
 	a.bus.Close()

@@ -90,13 +90,6 @@ type Config struct {
 	CommandGrace time.Duration
 	// Now overrides time.Now (tests).
 	Now func() time.Time
-	// Extra gives the tools a turn of c may use besides Tools
-	// (start_background_task and delegate in the person's chats); nil: none.
-	// Task chats get report_result instead.
-	Extra func(c conversation.Conversation) []tool.Tool
-	// Prompt, if set, adds to the system prompt of c's turns (the other
-	// providers the assistant may hand parts to).
-	Prompt func(ctx context.Context, c conversation.Conversation) string
 	// HomeMark names this home: every command a chat runs carries it (with
 	// the chat's id, and its task's), so healing finds what a Conch that
 	// died left running (procmark).
@@ -113,6 +106,8 @@ type Config struct {
 // it once, Stop it once (Stop is safe twice and before Start).
 type Manager struct {
 	cfg Config
+	// extra are the hand-off tools and prompt (Offer); nil: none.
+	extra ToolSource
 
 	mu      sync.Mutex // guards the fields below
 	entries map[string]*entry
@@ -176,6 +171,29 @@ func New(cfg Config) *Manager {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Manager{cfg: cfg, entries: map[string]*entry{}}
+}
+
+// ToolSource gives a turn of c what it has beyond the host tools: the
+// hand-off tools (start_background_task, delegate) in the person's chats,
+// and the words that go with them in the system prompt.
+type ToolSource interface {
+	Tools(c conversation.Conversation) []tool.Tool
+	Prompt(ctx context.Context, c conversation.Conversation) string
+}
+
+// Offer gives the chats src's tools and prompt. The hand-off engine starts
+// tasks in chats of this manager, so it is made after it and offered here,
+// before Start.
+func (m *Manager) Offer(src ToolSource) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.extra = src
+}
+
+func (m *Manager) toolSource() ToolSource {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.extra
 }
 
 // InterruptedNotice is said in a chat that was replying when Conch stopped.

@@ -144,8 +144,8 @@ func (m *Manager) toolsFor(c conversation.Conversation, asTask bool) (tool.Set, 
 		}
 		return set, rep
 	}
-	if m.cfg.Extra != nil {
-		for _, t := range m.cfg.Extra(c) {
+	if src := m.toolSource(); src != nil {
+		for _, t := range src.Tools(c) {
 			set[t.Name] = t
 		}
 	}

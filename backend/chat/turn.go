@@ -120,8 +120,8 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) (end turnEnd) {
 	c := m.snapshot(e)
 	tools, report := m.toolsFor(c, m.hooksOf(e) != nil)
 	extraPrompt := ""
-	if m.cfg.Prompt != nil {
-		extraPrompt = m.cfg.Prompt(ctx, c)
+	if src := m.toolSource(); src != nil {
+		extraPrompt = src.Prompt(ctx, c)
 	}
 	var info provider.Info
 	infoOf, reply := "", ""

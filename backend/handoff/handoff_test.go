@@ -155,13 +155,13 @@ func TestDelegateWorktreesFallbackAndMergedResults(t *testing.T) {
 		}
 	}
 	// A kept worktree goes only with the person's say.
-	if _, err := e.h.RemoveWorktree(context.Background(), edit.ID, false); !errors.Is(err, taskrun.ErrConflict) || !strings.Contains(err.Error(), "1 commit") {
+	if _, err := e.svc.RemoveWorktree(edit.ID, false); !errors.Is(err, taskrun.ErrConflict) || !strings.Contains(err.Error(), "1 commit") {
 		t.Fatalf("removing a worktree with work without confirm: %v", err)
 	}
 	if _, err := os.Stat(edit.Worktree.Path); err != nil {
 		t.Fatalf("the refused removal touched the worktree: %v", err)
 	}
-	after, err := e.h.RemoveWorktree(context.Background(), edit.ID, true)
+	after, err := e.svc.RemoveWorktree(edit.ID, true)
 	if err != nil || after.Worktree.Kept {
 		t.Fatalf("confirmed removal: %+v %v", after.Worktree, err)
 	}
@@ -171,7 +171,7 @@ func TestDelegateWorktreesFallbackAndMergedResults(t *testing.T) {
 	if b := branches(t, repo); strings.Contains(b, edit.ID) {
 		t.Errorf("its branch is still there: %q", b)
 	}
-	if _, err := e.h.RemoveWorktree(context.Background(), look.ID, true); !errors.Is(err, taskrun.ErrConflict) {
+	if _, err := e.svc.RemoveWorktree(look.ID, true); !errors.Is(err, taskrun.ErrConflict) {
 		t.Errorf("a task without a kept worktree: %v", err)
 	}
 

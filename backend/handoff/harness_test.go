@@ -16,17 +16,20 @@ import (
 
 	"conch/backend/budget"
 	"conch/backend/chat"
+	"conch/backend/chattask"
 	"conch/backend/conversation"
+	"conch/backend/engine"
 	"conch/backend/event"
+	"conch/backend/follow"
 	"conch/backend/handoff"
 	"conch/backend/output"
 	"conch/backend/pref"
 	"conch/backend/provider"
 	"conch/backend/provider/openai"
+	"conch/backend/service"
 	"conch/backend/store"
 	"conch/backend/task"
 	"conch/backend/taskrun"
-	"conch/backend/tool"
 )
 
 // wireMsg is one message of an OpenAI chat request, as the server reads it.
@@ -214,6 +217,7 @@ type env struct {
 	chats   *chat.Manager
 	tasks   *taskrun.Runner
 	h       *handoff.Service
+	svc     *service.Service
 	dir     string
 	home    string
 	prefs   pref.Preferences
@@ -247,31 +251,35 @@ func setup(t *testing.T, engines []engineOpt, tweak ...func(*env)) *env {
 			Category: "chat-only", DefaultModel: "big-model", FastModel: en.fast})
 	}
 	spending := budget.New(st, e.preferences)
-	var h *handoff.Service
+	lookup := engine.Lookup{Providers: providers}
+	worktrees := filepath.Join(home, "worktrees")
 	e.chats = chat.New(chat.Config{
 		Store: st, Bus: e.bus, Providers: providers, Home: e.dir,
 		Logs: output.New(filepath.Join(home, "chats")), HTTP: http.DefaultClient,
 		CommandGrace: 200 * time.Millisecond, DeltaInterval: time.Millisecond, Spending: spending,
-		Extra:    func(c conversation.Conversation) []tool.Tool { return h.Tools(c) },
-		Prompt:   func(ctx context.Context, c conversation.Conversation) string { return h.Prompt(ctx, c) },
 		HomeMark: e.mark,
 	})
-	h = handoff.New(handoff.Config{Chats: e.chats, Providers: providers, Spending: spending,
-		Preferences: e.preferences, Worktrees: filepath.Join(home, "worktrees")})
-	e.h = h
-	e.tasks = taskrun.New(taskrun.Config{Store: st, Bus: e.bus, Logs: output.New(filepath.Join(home, "tasks")),
-		Home: e.dir, Conversations: h, Observe: h.Observe, AskTimeout: time.Minute, HomeMark: e.mark})
+	chatTasks := chattask.New(chattask.Config{Chats: e.chats, Engines: lookup, Preferences: e.preferences, Worktrees: worktrees})
+	f := follow.New(e.chats)
+	logs := output.New(filepath.Join(home, "tasks"))
+	e.tasks = taskrun.New(taskrun.Config{Store: st, Bus: e.bus, Logs: logs,
+		Home: e.dir, Conversations: chatTasks, Observe: f.Observe, AskTimeout: time.Minute, HomeMark: e.mark})
+	e.h = handoff.New(handoff.Config{Chats: e.chats, Tasks: e.tasks, Follow: f, Engines: lookup,
+		Spending: spending, Worktrees: worktrees})
+	e.chats.Offer(e.h)
+	e.svc = service.New(service.Config{Tasks: e.tasks, Logs: logs, Chats: e.chats, Handoff: e.h, Fallbacks: chatTasks, Prefs: st})
 	if err := e.tasks.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.chats.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	h.Start(e.tasks)
+	chattask.SettleLeft(e.tasks)
+	f.Start(e.tasks)
 	t.Cleanup(func() {
 		e.tasks.Stop()
 		e.chats.Stop()
-		h.Stop()
+		f.Stop()
 		_ = st.Close()
 		e.bus.Close()
 	})

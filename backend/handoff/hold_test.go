@@ -311,7 +311,7 @@ func TestHealingInspectsAHelpersWorktree(t *testing.T) {
 	if got.Status != task.Interrupted || got.Worktree == nil || !got.Worktree.Kept || got.Worktree.Work.Untracked != 1 {
 		t.Fatalf("healed helper: %s %+v", got.Status, got.Worktree)
 	}
-	if _, err := e.h.RemoveWorktree(context.Background(), id, false); !errors.Is(err, taskrun.ErrConflict) || !strings.Contains(err.Error(), "1 new file") {
+	if _, err := e.svc.RemoveWorktree(id, false); !errors.Is(err, taskrun.ErrConflict) || !strings.Contains(err.Error(), "1 new file") {
 		t.Fatalf("remove without confirm: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(tree.Path, "half-done.txt")); err != nil {

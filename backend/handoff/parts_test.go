@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"conch/backend/provider"
 )
 
 func TestParsePartsChecksAtTheEdge(t *testing.T) {
@@ -60,57 +58,4 @@ func FuzzParseParts(f *testing.F) {
 			}
 		}
 	})
-}
-
-func TestModelForNeverCarriesTheChatsModelElsewhere(t *testing.T) {
-	own := engine{id: "main", info: provider.Info{Models: provider.Models{Default: "big", Fast: "small", List: []string{"big", "small", "huge"}}}}
-	other := engine{id: "codex", info: provider.Info{Name: "Codex CLI", Models: provider.Models{Default: "gpt-5", List: []string{"gpt-5", "gpt-5-mini"}}}}
-	for _, c := range []struct {
-		e            engine
-		choice, want string
-		err          string
-	}{
-		{own, "", "small", ""},
-		{own, "fast", "small", ""},
-		{own, "same", "huge", ""},
-		{own, "big", "big", ""},
-		{other, "fast", "gpt-5", ""}, // no fast model: its default
-		{other, "same", "gpt-5", ""}, // not the chat's huge
-		{other, "gpt-5-mini", "gpt-5-mini", ""},
-		{other, "huge", "", `Codex CLI has no model "huge"`},
-	} {
-		got, err := modelFor(c.e, c.choice, "main", "huge")
-		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("%s %q: %q %v, want error %q", c.e.id, c.choice, got, err, c.err)
-			}
-			continue
-		}
-		if err != nil || got != c.want {
-			t.Errorf("%s %q: %q %v, want %q", c.e.id, c.choice, got, err, c.want)
-		}
-	}
-}
-
-func TestPickTakesOnlyReadyProvidersThatAsk(t *testing.T) {
-	engines := []engine{
-		{id: "main", info: provider.Info{Name: "Main", Ready: true, CanAsk: true}},
-		{id: "codex", info: provider.Info{Name: "Codex CLI", Ready: true, CanAsk: false}},
-		{id: "down", info: provider.Info{Name: "Down", Ready: false, CanAsk: true, Reason: "not running"}},
-	}
-	if e, err := pick(engines, "", "main", false); err != nil || e.id != "main" {
-		t.Errorf("the chat's own: %v %v", e.id, err)
-	}
-	if e, err := pick(engines, "MAIN", "x", false); err != nil || e.id != "main" {
-		t.Errorf("by name, any case: %v %v", e.id, err)
-	}
-	if _, err := pick(engines, "Codex CLI", "main", false); err == nil || !strings.Contains(err.Error(), "cannot ask") {
-		t.Errorf("a provider that cannot ask: %v", err)
-	}
-	if _, err := pick(engines, "down", "main", false); err == nil || !strings.Contains(err.Error(), "Down is not ready: not running. Providers that can take work: main (Main)") {
-		t.Errorf("not ready: %v", err)
-	}
-	if e, err := pick(engines, "down", "main", true); err != nil || e.id != "down" {
-		t.Errorf("not ready, taken to fail at once: %v %v", e.id, err)
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"conch/backend/conversation"
+	"conch/backend/engine"
 	"conch/backend/provider"
 )
 
@@ -21,17 +22,17 @@ func (s *Service) Prompt(ctx context.Context, c conversation.Conversation) strin
 	}
 	var lines []string
 	for _, e := range s.recentEngines(ctx) {
-		if e.id == c.Provider {
+		if e.ID == c.Provider {
 			continue
 		}
 		state := ""
 		switch {
-		case !e.info.Ready:
+		case !e.Info.Ready:
 			state = ", not ready now"
-		case !e.info.CanAsk:
+		case !e.Info.CanAsk:
 			state = ", cannot take parts (it cannot ask before acting)"
 		}
-		lines = append(lines, fmt.Sprintf("- %s (%s): %s%s", e.id, e.name(), category(e.info.Category), state))
+		lines = append(lines, fmt.Sprintf("- %s (%s): %s%s", e.ID, e.Name(), category(e.Info.Category), state))
 	}
 	b := "\n\nYou can hand work off: start_background_task when the person asks for something to be done in the background; " +
 		"delegate to split a job into parts that helpers do side by side. Helpers run in this chat's mode and folder."
@@ -61,7 +62,7 @@ const promptTTL = 30 * time.Second
 
 // recentEngines is engines, reused for promptTTL. delegate and
 // start_background_task always ask afresh.
-func (s *Service) recentEngines(ctx context.Context) []engine {
+func (s *Service) recentEngines(ctx context.Context) []engine.Engine {
 	s.mu.Lock()
 	if s.listed != nil && time.Since(s.listedAt) < promptTTL {
 		es := s.listed
@@ -69,7 +70,7 @@ func (s *Service) recentEngines(ctx context.Context) []engine {
 		return es
 	}
 	s.mu.Unlock()
-	es := s.engines(ctx)
+	es := s.cfg.Engines.All(ctx)
 	s.mu.Lock()
 	s.listed, s.listedAt = es, time.Now()
 	s.mu.Unlock()

@@ -14,8 +14,11 @@ import (
 	"conch/backend/budget"
 	"conch/backend/chat"
 	"conch/backend/conversation"
+	"conch/backend/engine"
+	"conch/backend/errcode"
 	"conch/backend/provider"
 	"conch/backend/task"
+	"conch/backend/taskrun"
 	"conch/backend/tool"
 )
 
@@ -72,8 +75,8 @@ func (s *Service) backgroundTool(chatID string) tool.Tool {
 			if err != nil {
 				return "", err
 			}
-			if len(a.Text) > 64<<10 || len(a.Title) > 200 {
-				return "", fmt.Errorf("%s: text must be under 64 KiB and title under 200 bytes", BackgroundTool)
+			if err := taskrun.CheckText(a.Text, a.Title); err != nil {
+				return "", fmt.Errorf("%s: %s", BackgroundTool, errcode.Sentence(err))
 			}
 			if why, err := s.overBudget(); err != nil || why != "" {
 				return "", refusal(why, err)
@@ -151,15 +154,15 @@ func (s *Service) delegate(ctx context.Context, chatID string, args json.RawMess
 	if why, err := s.overBudget(); err != nil || why != "" {
 		return "", refusal(why, err)
 	}
-	engines := s.engines(ctx)
+	engines := s.cfg.Engines.All(ctx)
 	specs := make([]spec, len(parts))
 	for i, p := range parts {
-		e, err := pick(engines, p.Provider, parent.Provider, false)
+		e, err := engine.Pick(engines, p.Provider, parent.Provider, false)
 		if err != nil {
 			return "", fmt.Errorf("%s: part %d (%s): %v. Nothing was started", DelegateTool, i+1, p.Title, err)
 		}
 		choice := p.Model
-		m, err := modelFor(e, choice, parent.Provider, parent.Model)
+		m, err := engine.ModelFor(e, choice, parent.Provider, parent.Model)
 		if err != nil {
 			return "", fmt.Errorf("%s: part %d (%s): %v. Nothing was started", DelegateTool, i+1, p.Title, err)
 		}
@@ -219,8 +222,11 @@ func parseParts(args json.RawMessage) ([]part, error) {
 		if strings.TrimSpace(p.Title) == "" || strings.TrimSpace(p.Instructions) == "" {
 			return nil, fmt.Errorf("%s: part %d needs a title and instructions; nothing was started", DelegateTool, i+1)
 		}
-		if len(p.Title) > 200 || len(p.Instructions) > 64<<10 || len(p.Model) > 200 || len(p.Provider) > 200 {
-			return nil, fmt.Errorf("%s: part %d: title, model and provider must be under 200 bytes and instructions under 64 KiB; nothing was started", DelegateTool, i+1)
+		if err := taskrun.CheckText(p.Instructions, p.Title); err != nil {
+			return nil, fmt.Errorf("%s: part %d: %s Nothing was started", DelegateTool, i+1, errcode.Sentence(err))
+		}
+		if len(p.Model) > taskrun.MaxTitle || len(p.Provider) > taskrun.MaxTitle {
+			return nil, fmt.Errorf("%s: part %d: model and provider must be under %d bytes; nothing was started", DelegateTool, i+1, taskrun.MaxTitle)
 		}
 	}
 	return parts, nil
@@ -236,14 +242,14 @@ type waiting struct {
 // cannot be missed.
 func (s *Service) startWaiting(ctx context.Context, parent conversation.Conversation, sp spec) (waiting, error) {
 	id := uuid.NewString()
-	done := s.waitFor(id)
+	done := s.cfg.Follow.WaitFor(id)
 	t, err := s.startWithID(ctx, id, parent, sp)
 	if err != nil {
-		s.forget(id)
+		s.cfg.Follow.Forget(id)
 		return waiting{}, err
 	}
 	if t.Status.Finished() { // failed at once (not ready, no worktree)
-		s.forget(id)
+		s.cfg.Follow.Forget(id)
 		ch := make(chan task.Task, 1)
 		ch <- t
 		return waiting{Task: t, done: ch}, nil
@@ -258,7 +264,7 @@ func (s *Service) stopAll(ts []task.Task) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, _ = s.tasks.StopTask(t.ID)
+			_, _ = s.cfg.Tasks.StopTask(t.ID)
 		}()
 	}
 	done := make(chan struct{})
@@ -326,7 +332,7 @@ func (s *Service) fanOutTooDear(parent conversation.Conversation, specs []spec) 
 	prices := chat.Prices(s.cfg.Spending.Prices())
 	est := 0.0
 	for _, sp := range specs {
-		if sp.engine.info.Category == provider.LocalModel {
+		if sp.engine.Info.Category == provider.LocalModel {
 			continue
 		}
 		est += prices.Cost(sp.model, provider.Usage{InputTokens: systemTokens + len(sp.text)/4, OutputTokens: replyTokens})

@@ -35,8 +35,8 @@ func (s *Service) SetPreferences(p pref.Preferences) (pref.Preferences, error) {
 	if err := p.Validate(); err != nil {
 		return p, fmt.Errorf("%w: %v", taskrun.ErrInvalid, err)
 	}
-	if s.cfg.Handoff != nil {
-		if err := s.cfg.Handoff.CheckFallback(context.Background(), p.LimitFallback); err != nil {
+	if s.cfg.Fallbacks != nil {
+		if err := s.cfg.Fallbacks.CheckFallback(context.Background(), p.LimitFallback); err != nil {
 			return p, err
 		}
 	} else if p.LimitFallback != "" {

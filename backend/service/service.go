@@ -7,6 +7,7 @@
 package service
 
 import (
+	"context"
 	"sync"
 
 	"conch/backend/chat"
@@ -59,15 +60,23 @@ type Prefs interface {
 	PutPreferences(p pref.Preferences) error
 }
 
+// FallbackChecker refuses a limitFallback that could never carry a task on
+// (*chattask.Executor).
+type FallbackChecker interface {
+	CheckFallback(ctx context.Context, id string) error
+}
+
 // Config wires a Service. A part left nil (tests serve only what they
 // check) answers its operations with not_found.
 type Config struct {
 	Tasks *taskrun.Runner
 	Logs  *output.Logs
-	// Chats, Handoff and Providers serve the chat operations.
+	// Chats, Handoff and Providers serve the chat operations; Fallbacks
+	// checks a limitFallback before it is saved.
 	Chats     *chat.Manager
 	Handoff   *handoff.Service
 	Providers *registry.Registry
+	Fallbacks FallbackChecker
 	Prefs     Prefs
 	// Health gathers what the doctor checks besides the tasks.
 	Health Health

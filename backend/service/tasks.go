@@ -139,15 +139,6 @@ func (s *Service) AnswerTask(id, askID string, allow bool) (task.Task, error) {
 	return r.Answer(id, askID, allow)
 }
 
-// RemoveWorktree removes a finished helper's kept worktree and branch; one
-// holding work only with confirm.
-func (s *Service) RemoveWorktree(id string, confirm bool) (task.Task, error) {
-	if s.cfg.Handoff == nil {
-		return task.Task{}, errUnavailable("Worktrees")
-	}
-	return s.cfg.Handoff.RemoveWorktree(context.Background(), id, confirm)
-}
-
 // Approvals lists every pending question, oldest first.
 func (s *Service) Approvals() ([]taskrun.Approval, error) {
 	r, err := s.tasks()

@@ -117,6 +117,10 @@ func (r *Runner) run(ctx context.Context, e *entry, h *activeRun) {
 		Ask: func(ctx context.Context, q ask.Question) (bool, error) {
 			return r.ask(ctx, e, h, q)
 		},
+		Answer: func(askID string, allow bool) error {
+			_, err := r.Answer(id, askID, allow)
+			return err
+		},
 		Amend: func(fn func(t *task.Task)) {
 			_, _ = r.updateEntry(e, func(t *task.Task) error {
 				status := t.Status

@@ -39,6 +39,9 @@ type Run struct {
 	// allowed. A question with an id and an expiry (a chat's) keeps them;
 	// give only Tool and Detail for a new one that expires after an hour.
 	Ask func(ctx context.Context, q ask.Question) (bool, error)
+	// Answer answers the task's pending question askID, as the person did
+	// from the executor's own place (a task chat's Allow / Deny).
+	Answer func(askID string, allow bool) error
 	// Amend changes the task's record (its provider, by, note, worktree)
 	// but never its status.
 	Amend func(fn func(t *task.Task))

@@ -228,9 +228,6 @@ type CreateRequest struct {
 	Options        Options `json:"options,omitempty"`
 }
 
-// maxText bounds a task's text; larger work belongs in a file.
-const maxText = 64 << 10
-
 // Create validates req, writes the task as queued and schedules it.
 func (r *Runner) Create(req CreateRequest) (task.Task, error) {
 	t, err := r.newTask(req)
@@ -249,13 +246,10 @@ func (r *Runner) Create(req CreateRequest) (task.Task, error) {
 }
 
 // Insert schedules a task prepared elsewhere (a chat's background task, a
-// delegate part): its id, kind, chat, provider, mode and folder are set and
-// checked by the caller. A task given as failed (its provider was not
-// ready) is stored as it is and never runs.
+// delegate part): its id, kind, chat, provider, mode and folder are set by
+// the caller and checked here. A task given as failed (its provider was
+// not ready) is stored as it is and never runs.
 func (r *Runner) Insert(t task.Task) (task.Task, error) {
-	if t.ID == "" || !t.Kind.Valid() || !t.Mode.Valid() || strings.TrimSpace(t.Text) == "" || !filepath.IsAbs(t.Cwd) {
-		return task.Task{}, fmt.Errorf("%w: a task needs an id, a kind, a mode, text and an absolute folder", ErrInvalid)
-	}
 	if t.Status != task.Failed {
 		t.Status = task.Queued
 	}
@@ -265,8 +259,11 @@ func (r *Runner) Insert(t task.Task) (task.Task, error) {
 	if t.Wake == "" {
 		t.Wake = task.WakeNone
 	}
-	if t.Title == "" {
+	if strings.TrimSpace(t.Title) == "" {
 		t.Title = task.TitleFrom(t.Text)
+	}
+	if err := Check(t); err != nil {
+		return task.Task{}, err
 	}
 	if t.CreatedAt.IsZero() {
 		t.CreatedAt = r.cfg.Now().UTC()
@@ -276,6 +273,49 @@ func (r *Runner) Insert(t task.Task) (task.Task, error) {
 		t.EndedAt = &now
 	}
 	return r.insert(t)
+}
+
+// Bounds on what a task is asked to do; larger work belongs in a file.
+const (
+	MaxText  = 64 << 10
+	MaxTitle = 200
+)
+
+// CheckText refuses a task's text and title that can never run: empty or
+// longer than MaxText, a title longer than MaxTitle.
+func CheckText(text, title string) error {
+	if strings.TrimSpace(text) == "" {
+		return fmt.Errorf("%w: text is empty: write what the task should do", ErrInvalid)
+	}
+	if len(text) > MaxText {
+		return fmt.Errorf("%w: text is longer than %d KiB", ErrInvalid, MaxText>>10)
+	}
+	if len(strings.TrimSpace(title)) > MaxTitle {
+		return fmt.Errorf("%w: title is longer than %d bytes", ErrInvalid, MaxTitle)
+	}
+	return nil
+}
+
+// Check is the one gate every new task passes, whoever made it: an id, a
+// kind, a mode, text and title within bounds, and a folder that is an
+// absolute path to a folder that exists.
+func Check(t task.Task) error {
+	if t.ID == "" || !t.Kind.Valid() {
+		return fmt.Errorf("%w: a task needs an id and a kind (background or helper)", ErrInvalid)
+	}
+	if !t.Mode.Valid() {
+		return fmt.Errorf("%w: unknown mode %q (plan, ask, edits or auto)", ErrInvalid, t.Mode)
+	}
+	if err := CheckText(t.Text, t.Title); err != nil {
+		return err
+	}
+	if !filepath.IsAbs(t.Cwd) {
+		return fmt.Errorf("%w: folder %q is not an absolute path", ErrInvalid, t.Cwd)
+	}
+	if fi, err := os.Stat(t.Cwd); err != nil || !fi.IsDir() {
+		return fmt.Errorf("%w: folder %s does not exist", ErrInvalid, t.Cwd)
+	}
+	return nil
 }
 
 func (r *Runner) insert(t task.Task) (task.Task, error) {
@@ -302,13 +342,6 @@ func (r *Runner) insert(t task.Task) (task.Task, error) {
 }
 
 func (r *Runner) newTask(req CreateRequest) (task.Task, error) {
-	text := strings.TrimSpace(req.Text)
-	if text == "" {
-		return task.Task{}, fmt.Errorf("%w: text is empty: write what the task should do", ErrInvalid)
-	}
-	if len(req.Text) > maxText {
-		return task.Task{}, fmt.Errorf("%w: text is longer than %d bytes", ErrInvalid, maxText)
-	}
 	o := req.Options
 	if o.Provider == "" {
 		o.Provider = "shell"
@@ -320,9 +353,6 @@ func (r *Runner) newTask(req CreateRequest) (task.Task, error) {
 	if o.Mode == "" {
 		mode = task.Ask
 	}
-	if !mode.Valid() {
-		return task.Task{}, fmt.Errorf("%w: unknown mode %q (plan, ask, edits or auto)", ErrInvalid, o.Mode)
-	}
 	if o.Check != "" {
 		return task.Task{}, fmt.Errorf("%w: check commands are not supported yet", ErrInvalid)
 	}
@@ -330,21 +360,14 @@ func (r *Runner) newTask(req CreateRequest) (task.Task, error) {
 	if cwd == "" {
 		cwd = r.cfg.Home
 	}
-	if !filepath.IsAbs(cwd) {
-		return task.Task{}, fmt.Errorf("%w: folder %q is not an absolute path", ErrInvalid, cwd)
-	}
-	cwd = filepath.Clean(cwd)
-	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
-		return task.Task{}, fmt.Errorf("%w: folder %s does not exist", ErrInvalid, cwd)
+	if filepath.IsAbs(cwd) {
+		cwd = filepath.Clean(cwd)
 	}
 	title := strings.TrimSpace(req.Title)
 	if title == "" {
-		title = task.TitleFrom(text)
+		title = task.TitleFrom(req.Text)
 	}
-	if len(title) > 200 {
-		return task.Task{}, fmt.Errorf("%w: title is longer than 200 bytes", ErrInvalid)
-	}
-	return task.Task{
+	t := task.Task{
 		ID:                   uuid.NewString(),
 		Kind:                 task.Background,
 		Status:               task.Queued,
@@ -358,7 +381,8 @@ func (r *Runner) newTask(req CreateRequest) (task.Task, error) {
 		Steps:                []string{},
 		Wake:                 task.WakeNone,
 		CreatedAt:            r.cfg.Now().UTC(),
-	}, nil
+	}
+	return t, Check(t)
 }
 
 func (r *Runner) providerNames() []string {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os/exec"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -42,13 +43,16 @@ var floors = map[string]int{
 	"conch/backend/taskrun":               4,
 	"conch/backend/provider/shell":        5,
 	"conch/backend/chat":                  5,
-	"conch/backend/handoff":               6,
+	"conch/backend/engine":                3,
+	"conch/backend/follow":                6,
+	"conch/backend/chattask":              6,
+	"conch/backend/handoff":               7,
 	"conch/backend/notify":                5,
 	"conch/backend/tray":                  4,
-	"conch/backend/desktop":               8,
-	"conch/backend/service":               7,
-	"conch/backend/gateway":               8,
-	"conch":                               9,
+	"conch/backend/desktop":               9,
+	"conch/backend/service":               8,
+	"conch/backend/gateway":               9,
+	"conch":                               10,
 }
 
 type pkg struct {
@@ -99,4 +103,4 @@ func TestNoPackageImportsOneAboveIt(t *testing.T) {
 	}
 }
 
-func itoa(n int) string { return string(rune('0' + n)) }
+func itoa(n int) string { return strconv.Itoa(n) }

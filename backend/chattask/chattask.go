@@ -1,0 +1,252 @@
+// Package chattask runs a task that is a chat of its own, inside the slot
+// the runner gave it: the helper's worktree is set up first (and settled
+// after), then one turn of the task's chat runs on its text until it
+// reports or the turn ends. A provider that hits its usage limit hands the
+// turn once to the preferences' limitFallback.
+package chattask
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"conch/backend/ask"
+	"conch/backend/chat"
+	"conch/backend/engine"
+	"conch/backend/pref"
+	"conch/backend/provider"
+	"conch/backend/task"
+	"conch/backend/taskrun"
+	"conch/backend/worktree"
+)
+
+// settleTimeout bounds looking at a helper's worktree after it ends (the
+// task's own context may be over by then).
+const settleTimeout = 30 * time.Second
+
+// Config wires an Executor.
+type Config struct {
+	Chats   *chat.Manager
+	Engines engine.Lookup
+	// Preferences are read at each use (limitFallback).
+	Preferences func() pref.Preferences
+	// Worktrees is where helpers' worktrees go (<home>/worktrees).
+	Worktrees string
+}
+
+// Executor is the runner's executor for every task with a chat of its own.
+type Executor struct {
+	cfg Config
+}
+
+var _ taskrun.Executor = (*Executor)(nil)
+
+// New returns the executor.
+func New(cfg Config) *Executor {
+	if cfg.Preferences == nil {
+		cfg.Preferences = pref.Defaults
+	}
+	return &Executor{cfg: cfg}
+}
+
+// Ready is always true: each task's own provider is asked when it starts.
+func (x *Executor) Ready() (bool, string) { return true, "" }
+
+// Execute runs a task's chat: its worktree's setup first, then one turn on
+// the task's text until it reports or the turn ends.
+func (x *Executor) Execute(ctx context.Context, run *taskrun.Run) (taskrun.Outcome, error) {
+	t := run.Task
+	if t.Worktree != nil && t.Worktree.Path != "" {
+		tree, err := x.tree(ctx, run)
+		if err != nil {
+			return taskrun.Outcome{}, err
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+			defer cancel()
+			rec, serr := tree.Settle(sctx)
+			if serr != nil { // reported, never crashed on: the record says what is kept
+				run.Progress("", "Worktree: "+serr.Error())
+			}
+			run.Amend(func(t *task.Task) { t.Worktree = &rec })
+		}()
+		run.Progress("Setting up its worktree", "")
+		if err := tree.Setup(ctx, run.Output); err != nil {
+			return taskrun.Outcome{}, fmt.Errorf("The worktree's setup failed: %w", err)
+		}
+	}
+	hooks := chat.TaskHooks{
+		Progress: run.Progress,
+		Ask: func(ctx context.Context, q ask.Question) ask.Answer {
+			allowed, err := run.Ask(ctx, q)
+			switch {
+			case err == nil && allowed:
+				return ask.Allowed
+			case errors.Is(err, taskrun.ErrDeclined), err == nil:
+				return ask.Declined
+			case errors.Is(err, taskrun.ErrNoAnswer):
+				return ask.TimedOut
+			}
+			return ask.Stopped
+		},
+		Answer: run.Answer,
+		Output: run.Output,
+	}
+	res, err := x.cfg.Chats.RunTask(ctx, t.ConversationID, t.Text, hooks)
+	if err != nil && errors.Is(err, provider.ErrLimit) && ctx.Err() == nil {
+		res, err = x.carryOn(ctx, run, hooks, err)
+	}
+	if err != nil {
+		if errors.Is(err, chat.ErrStopped) && ctx.Err() == nil {
+			// Stopped from its own chat: the task was stopped, not failed.
+			return taskrun.Outcome{Summary: res.Summary}, taskrun.ErrStopped
+		}
+		return taskrun.Outcome{Summary: res.Summary}, err
+	}
+	summary := res.Summary
+	if summary == "" {
+		summary = "It finished without saying anything."
+	}
+	return taskrun.Outcome{
+		Summary: summary,
+		Result:  &task.Result{Text: summary, Source: res.Source, At: time.Now().UTC()},
+	}, nil
+}
+
+// tree is the task's worktree, made again when a retry finds the empty one
+// it had removed.
+func (x *Executor) tree(ctx context.Context, run *taskrun.Run) (worktree.Tree, error) {
+	t := run.Task
+	tree := worktree.FromRecord(*t.Worktree)
+	tree.Dir = t.Cwd
+	if _, err := os.Stat(tree.Path); !errors.Is(err, fs.ErrNotExist) || t.Worktree.Kept {
+		return tree, nil
+	}
+	parent, err := x.cfg.Chats.Snapshot(t.ParentConversationID)
+	if err != nil {
+		return tree, err
+	}
+	fresh, err := worktree.Add(ctx, parent.Cwd, x.cfg.Worktrees, t.ID)
+	if err != nil {
+		return tree, fmt.Errorf("Could not make its worktree again: %w", err)
+	}
+	run.Amend(func(t *task.Task) {
+		t.Worktree = &task.Worktree{Path: fresh.Path, Branch: fresh.Branch, Base: fresh.Base}
+	})
+	return fresh, nil
+}
+
+// carryOn hands a turn that hit a usage limit to the fallback, once, with
+// the task's model choice kept; without one (or one that cannot take
+// over) the limit stands and says why.
+func (x *Executor) carryOn(ctx context.Context, run *taskrun.Run, hooks chat.TaskHooks, limit error) (chat.TaskResult, error) {
+	t := run.Task
+	fb, why := x.fallback(ctx, t)
+	if why != "" {
+		return chat.TaskResult{}, &fallbackError{err: limit, why: why}
+	}
+	if fb.ID == "" {
+		return chat.TaskResult{}, limit
+	}
+	from := x.cfg.Engines.Info(ctx, t.Provider)
+	model := engine.CarryOver(from, fb, t.Model)
+	if _, err := x.cfg.Chats.Patch(t.ConversationID, chat.PatchRequest{Provider: &fb.ID, Model: &model}); err != nil {
+		return chat.TaskResult{}, &fallbackError{err: limit, why: fmt.Sprintf("the fallback, %s, could not take over: %v", fb.Name(), err)}
+	}
+	parent, _ := x.cfg.Chats.Snapshot(t.ParentConversationID)
+	note := fmt.Sprintf("%s reached its limit, so %s carried on.", engine.Engine{ID: t.Provider, Info: from}.Name(), fb.Name())
+	run.Amend(func(t *task.Task) {
+		t.Provider, t.Model, t.Note = fb.ID, model, note
+		t.By = ""
+		if fb.ID != parent.Provider {
+			t.By = fb.Name()
+		}
+	})
+	run.Progress("", note)
+	return x.cfg.Chats.RunTask(ctx, t.ConversationID, "", hooks)
+}
+
+// fallbackError is a limit the fallback could not take over from: the
+// limit first, then why the fallback did not carry on.
+type fallbackError struct {
+	err error
+	why string
+}
+
+func (e *fallbackError) Error() string { return e.err.Error() + ", and " + e.why }
+func (e *fallbackError) Unwrap() error { return e.err }
+
+// fallback is the provider a task at its limit carries on with: the
+// preferences' limitFallback, when it is another provider, ready and able
+// to ask. With none set (or the task's own provider) both are empty; why
+// says why the one set cannot take over.
+func (x *Executor) fallback(ctx context.Context, t task.Task) (engine.Engine, string) {
+	id := x.cfg.Preferences().LimitFallback
+	if id == "" || id == t.Provider {
+		return engine.Engine{}, ""
+	}
+	e := engine.Engine{ID: id, Info: x.cfg.Engines.Info(ctx, id)}
+	switch {
+	case !e.Info.Ready:
+		reason := e.Info.Reason
+		if reason == "" {
+			reason = "it gave no reason"
+		}
+		return engine.Engine{}, fmt.Sprintf("the fallback, %s, is not ready: %s", e.Name(), reason)
+	case !e.Info.CanAsk:
+		return engine.Engine{}, fmt.Sprintf("the fallback, %s, cannot ask before it acts, so it is never handed work", e.Name())
+	}
+	return e, ""
+}
+
+// CheckFallback refuses a limitFallback that could never carry a task on:
+// one that is not connected, or cannot ask before it acts. One that is not
+// ready now is accepted (it may be by the time a limit comes), and a task
+// that meets it says so.
+func (x *Executor) CheckFallback(ctx context.Context, id string) error {
+	if id == "" {
+		return nil
+	}
+	reg := x.cfg.Engines.Providers
+	if _, ok := reg.Provider(id); !ok {
+		known := strings.Join(reg.IDs(), ", ")
+		if known == "" {
+			known = "none is connected yet"
+		}
+		return fmt.Errorf("%w: the fallback must be a connected provider, and none is called %q (connected: %s)", taskrun.ErrInvalid, id, known)
+	}
+	if e := (engine.Engine{ID: id, Info: x.cfg.Engines.Info(ctx, id)}); !e.Info.CanAsk {
+		return fmt.Errorf("%w: %s cannot ask before it acts, so it can never carry a task on; pick another fallback", taskrun.ErrInvalid, e.Name())
+	}
+	return nil
+}
+
+// SettleLeft looks again at the worktrees of helpers that ended without
+// settling them (a crash): one that holds work is kept and its work
+// counted, so it shows on the card and is never removed without the
+// person's say; an empty one is removed. Run it once the runner has healed.
+func SettleLeft(tasks *taskrun.Runner) {
+	all, _ := tasks.List()
+	for _, t := range all {
+		w := t.Worktree
+		if !t.Status.Finished() || w == nil || w.Kept || w.Path == "" {
+			continue
+		}
+		if _, err := os.Stat(w.Path); err != nil {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+		rec, err := worktree.FromRecord(*w).Settle(ctx)
+		cancel()
+		_, _ = tasks.Amend(t.ID, func(t *task.Task) {
+			t.Worktree = &rec
+			if err != nil {
+				t.AddStep("Worktree: " + err.Error())
+			}
+		})
+	}
+}
