@@ -26,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"conch/backend/conversation"
 	"conch/backend/desktop"
 	"conch/backend/doctor"
 	"conch/backend/errcode"
@@ -152,7 +153,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	app, err := openApp(ctx, home, served)
+	app, err := openApp(ctx, home, true)
 	if err != nil {
 		ln.Close()
 		fmt.Fprintln(stderr, "conch:", err)
@@ -262,7 +263,7 @@ func runDesktop(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	app, err := openApp(ctx, home, windowed)
+	app, err := openApp(ctx, home, false)
 	if err != nil {
 		fmt.Fprintln(stderr, "conch:", err)
 		return 1
@@ -281,14 +282,14 @@ func runDesktop(args []string, stdout, stderr io.Writer) int {
 	}
 	defer gw.stop()
 	err = desktop.Run(desktop.Options{
-		Title:         "Conch",
-		Assets:        assets(),
-		Bind:          []any{app.svc},
-		FormatError:   func(err error) any { return errcode.BodyOf(err) },
-		Events:        app.bus,
-		Tasks:         func() []task.Task { tasks, _ := app.tasks.List(); return tasks },
-		ChatQuestions: app.chatQuestions,
-		OnReady:       app.setDesktop,
+		Title:       "Conch",
+		Assets:      assets(),
+		Bind:        []any{app.svc},
+		FormatError: func(err error) any { return errcode.BodyOf(err) },
+		Events:      app.bus,
+		Tasks:       func() []task.Task { tasks, _ := app.tasks.List(); return tasks },
+		Chats:       func() []conversation.Conversation { l, _ := app.svc.ListConversations(); return l.Conversations },
+		OnReady:     app.setDesktop,
 	})
 	if errors.Is(err, desktop.ErrUnavailable) {
 		gw.stop()

@@ -9,17 +9,11 @@ import (
 	"errors"
 	"io/fs"
 
+	"conch/backend/conversation"
 	"conch/backend/doctor"
 	"conch/backend/event"
 	"conch/backend/task"
 )
-
-// Question is a chat waiting on the person: the tray lists it by title and
-// opens the chat when it is picked.
-type Question struct {
-	ChatID string
-	Title  string
-}
 
 // ErrUnavailable is returned by Run in a binary built without the desktop tag.
 var ErrUnavailable = errors.New("desktop: this binary was built without the desktop window (build with -tags desktop,production,webkit2_41, or run `conch serve`)")
@@ -44,8 +38,9 @@ type Options struct {
 	OnShutdown func(ctx context.Context)
 	// Tasks lists the tasks, for the tray's counts and menu (nil: no tray).
 	Tasks func() []task.Task
-	// ChatQuestions lists the chats waiting on the person, for the tray menu.
-	ChatQuestions func() []Question
+	// Chats lists the person's chats: those waiting on an answer are in
+	// the tray's menu.
+	Chats func() []conversation.Conversation
 	// OnReady reports how the tray and the global shortcut came up, and gives
 	// a way to bring the window forward (a notification was clicked).
 	OnReady func(tray, shortcut doctor.Feature, bringForward func())

@@ -3,6 +3,7 @@
 package desktop
 
 import (
+	"cmp"
 	"context"
 	"errors"
 
@@ -75,14 +76,16 @@ func (w *window) extras(ctx, wailsCtx context.Context) {
 	}
 }
 
-// chatItems are the chats' questions as tray menu items.
+// chatItems are the chats waiting on the person, as tray menu items.
 func (w *window) chatItems() []tray.Item {
-	if w.o.ChatQuestions == nil {
+	if w.o.Chats == nil {
 		return nil
 	}
 	var items []tray.Item
-	for _, q := range w.o.ChatQuestions() {
-		items = append(items, tray.Item{TaskID: q.ChatID, Title: q.Title, Chat: true})
+	for _, c := range w.o.Chats() {
+		if c.Ask != nil {
+			items = append(items, tray.Item{TaskID: c.ID, Title: cmp.Or(c.Title, "New chat"), Chat: true})
+		}
 	}
 	return items
 }

@@ -28,9 +28,9 @@ type Health struct {
 	NotifyProblem string
 	// ProvidersProblem is why a connected provider could not be read.
 	ProvidersProblem string
-	// Tray and Shortcut are how the desktop's parts came up (conch serve
-	// has neither; the window tells with SetDesktop).
-	Tray, Shortcut doctor.Feature
+	// Served is true for `conch serve`, which has no tray and no global
+	// shortcut; the window tells how its came up with SetDesktop.
+	Served bool
 }
 
 // doctorTimeout bounds the providers' probes behind a doctor report.

@@ -94,7 +94,12 @@ type Service struct {
 
 // New returns the service over cfg's engines.
 func New(cfg Config) *Service {
-	return &Service{cfg: cfg, tray: cfg.Health.Tray, shortcut: cfg.Health.Shortcut}
+	s := &Service{cfg: cfg}
+	if cfg.Health.Served {
+		s.tray = doctor.Feature{Detail: "conch serve has no tray; the desktop app shows one"}
+		s.shortcut = doctor.Feature{Detail: "conch serve has no global shortcut; the desktop app has Ctrl+Shift+Enter"}
+	}
+	return s
 }
 
 // SetDesktop records how the window's tray and shortcut came up, for the

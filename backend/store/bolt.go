@@ -116,7 +116,7 @@ func Open(path string) (*Bolt, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: OpenTimeout})
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
-			return nil, fmt.Errorf("open store %s: %w", path, ErrInUse)
+			return nil, inUse(path)
 		}
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
@@ -276,6 +276,16 @@ func (b *Bolt) PutPreferences(p pref.Preferences) error {
 		return fmt.Errorf("put preferences: %w", err)
 	}
 	return nil
+}
+
+// PreferencesOrDefaults is Preferences, or pref.Defaults() when they
+// cannot be read: for readers that must go on (prices, topics).
+func (b *Bolt) PreferencesOrDefaults() pref.Preferences {
+	p, err := b.Preferences()
+	if err != nil {
+		return pref.Defaults()
+	}
+	return p
 }
 
 // Path is the database file's path.
