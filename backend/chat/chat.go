@@ -385,7 +385,7 @@ func (m *Manager) List() []conversation.Conversation {
 type Page struct {
 	Conversation conversation.Conversation `json:"conversation"`
 	// Messages are oldest first.
-	Messages []conversation.Message `json:"messages"`
+	Messages []conversation.Message `json:"messages" ts:"notnull"`
 	// More says older messages remain: ask again with before = the first
 	// message's seq.
 	More bool `json:"more"`
@@ -413,6 +413,9 @@ func (m *Manager) Get(id string, before uint64, limit int) (Page, error) {
 	msgs, more, err := m.cfg.Store.Messages(id, before, limit)
 	if err != nil {
 		return Page{}, fmt.Errorf("get conversation %s: %w", id, err)
+	}
+	if msgs == nil {
+		msgs = []conversation.Message{} // [] on the wire, never null
 	}
 	return Page{Conversation: c, Messages: msgs, More: more}, nil
 }

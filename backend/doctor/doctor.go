@@ -39,7 +39,7 @@ type Check struct {
 
 // Report is every check, in a fixed order.
 type Report struct {
-	Checks []Check `json:"checks"`
+	Checks []Check `json:"checks" ts:"notnull"`
 	// OK is false when any check failed.
 	OK bool `json:"ok"`
 }

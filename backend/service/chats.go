@@ -7,7 +7,7 @@ import (
 
 // ConversationList is the person's chats (GET /api/conversations).
 type ConversationList struct {
-	Conversations []conversation.Conversation `json:"conversations"`
+	Conversations []conversation.Conversation `json:"conversations" ts:"notnull"`
 }
 
 func (s *Service) chats() (*chat.Manager, error) {

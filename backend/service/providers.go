@@ -9,7 +9,7 @@ import (
 // ProviderList is every provider Conch knows (GET /api/providers); keys
 // are never in it.
 type ProviderList struct {
-	Providers []registry.Listing `json:"providers"`
+	Providers []registry.Listing `json:"providers" ts:"notnull"`
 }
 
 func (s *Service) providers() (*registry.Registry, error) {

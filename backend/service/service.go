@@ -6,6 +6,8 @@
 // errors, whose codes the surfaces map (errcode).
 package service
 
+//go:generate go run conch/backend/internal/contract/gen
+
 import (
 	"context"
 	"sync"

@@ -13,7 +13,7 @@ import (
 
 // TaskList is every task and the slot use (GET /api/tasks).
 type TaskList struct {
-	Tasks      []task.Task        `json:"tasks"`
+	Tasks      []task.Task        `json:"tasks" ts:"notnull"`
 	Concurrent taskrun.Concurrent `json:"concurrent"`
 }
 

@@ -53,6 +53,8 @@ var floors = map[string]int{
 	"conch/backend/service":               8,
 	"conch/backend/gateway":               9,
 	"conch":                               10,
+	"conch/backend/internal/contract":     10,
+	"conch/backend/internal/contract/gen": 11,
 }
 
 type pkg struct {

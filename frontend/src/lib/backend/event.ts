@@ -1,4 +1,4 @@
-import { ChatEventType, EventType, type AppEvent, type Conversation, type Message, type Task } from './contract';
+import { EventType, type AppEvent, type Conversation, type Message, type Task } from './contract';
 
 /** Reads one event message (JSON text or an already parsed value); returns null for anything it does not know. */
 export function parseEvent(raw: unknown): AppEvent | null {
@@ -22,29 +22,29 @@ export function parseEvent(raw: unknown): AppEvent | null {
   if (e.type === EventType.TaskDeleted && typeof e.id === 'string') {
     return { type: EventType.TaskDeleted, id: e.id };
   }
-  if (e.type === EventType.AppOpen && typeof e.id === 'string') {
-    return { type: EventType.AppOpen, id: e.id };
+  if (e.type === EventType.Open && typeof e.id === 'string') {
+    return { type: EventType.Open, id: e.id };
   }
-  if (e.type === EventType.AppOpenChat && typeof e.id === 'string') {
-    return { type: EventType.AppOpenChat, id: e.id };
+  if (e.type === EventType.OpenChat && typeof e.id === 'string') {
+    return { type: EventType.OpenChat, id: e.id };
   }
-  if (e.type === EventType.AppCompose) {
-    return { type: EventType.AppCompose };
+  if (e.type === EventType.Compose) {
+    return { type: EventType.Compose };
   }
-  if (e.type === ChatEventType.ConversationChanged) {
+  if (e.type === EventType.ConversationChanged) {
     const c = e.conversation as Record<string, unknown> | null | undefined;
     if (typeof c !== 'object' || c === null || typeof c.id !== 'string' || typeof c.rev !== 'number') return null;
-    return { type: ChatEventType.ConversationChanged, conversation: c as unknown as Conversation };
+    return { type: EventType.ConversationChanged, conversation: c as unknown as Conversation };
   }
-  if (e.type === ChatEventType.MessageAdded) {
+  if (e.type === EventType.MessageAdded) {
     const m = e.message as Record<string, unknown> | null | undefined;
     if (typeof m !== 'object' || m === null || typeof m.id !== 'string' || typeof m.conversationId !== 'string' || typeof m.seq !== 'number') return null;
-    return { type: ChatEventType.MessageAdded, message: m as unknown as Message };
+    return { type: EventType.MessageAdded, message: m as unknown as Message };
   }
-  if (e.type === ChatEventType.MessageDelta) {
+  if (e.type === EventType.MessageDelta) {
     const d = e.delta as Record<string, unknown> | null | undefined;
     if (typeof d !== 'object' || d === null || typeof d.conversationId !== 'string' || typeof d.messageId !== 'string' || typeof d.text !== 'string') return null;
-    return { type: ChatEventType.MessageDelta, delta: { conversationId: d.conversationId, messageId: d.messageId, text: d.text } };
+    return { type: EventType.MessageDelta, delta: { conversationId: d.conversationId, messageId: d.messageId, text: d.text } };
   }
   return null;
 }

@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { pickBackend } from './index';
 import { HttpBackend } from './http';
 import { WailsBackend, wailsEventName, type AppBindings, type WailsRuntime } from './wails';
+import type { Approval, ConversationList, ProviderList } from './contract';
 
 function bindings(over: Partial<AppBindings> = {}): AppBindings {
   const no = () => Promise.reject(new Error('not in this test'));
@@ -57,11 +58,11 @@ describe('WailsBackend', () => {
   });
 
   it('calls the approvals, doctor and preferences bindings', async () => {
-    const prefs = { limits: { background: 2, helper: 4 }, notifications: { tasks: false, approvals: true }, limitFallback: '' };
+    const prefs = { limits: { background: 2, helper: 4 }, notifications: { tasks: false, approvals: true }, budget: { monthly: 0 }, prices: {}, limitFallback: '' };
     const set = vi.fn(async (p: typeof prefs) => p);
     const b = new WailsBackend(
       bindings({
-        Approvals: async () => null,
+        Approvals: async () => null as unknown as Approval[], // a server that predates the contract
         Doctor: async () => ({ ok: false, checks: [] }),
         Preferences: async () => prefs,
         SetPreferences: set,
@@ -110,7 +111,7 @@ describe('WailsBackend', () => {
     const answer = vi.fn(async () => ({ id: 'c' }));
     const b = new WailsBackend(
       bindings({
-        ListConversations: async () => ({ conversations: null }),
+        ListConversations: async () => ({ conversations: null }) as unknown as ConversationList,
         GetConversation: get as unknown as AppBindings['GetConversation'],
         AnswerAsk: answer as unknown as AppBindings['AnswerAsk'],
       }),
@@ -123,7 +124,7 @@ describe('WailsBackend', () => {
     expect(answer).toHaveBeenCalledWith('c', 'a', false);
     const del = vi.fn(async () => null);
     const withProviders = new WailsBackend(
-      bindings({ ListProviders: async () => ({ providers: null }), DeleteProvider: del, PutProvider: () => Promise.reject('{"error":{"code":"invalid","message":"baseUrl must be http or https"}}') }),
+      bindings({ ListProviders: async () => ({ providers: null }) as unknown as ProviderList, DeleteProvider: del as unknown as AppBindings['DeleteProvider'], PutProvider: () => Promise.reject('{"error":{"code":"invalid","message":"baseUrl must be http or https"}}') }),
       undefined,
     );
     expect(await withProviders.listProviders()).toEqual([]);

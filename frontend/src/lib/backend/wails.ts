@@ -1,7 +1,8 @@
 import type { Backend } from './backend';
 import {
-  ReloadEventType,
+  EventType,
   type AppEvent,
+  type Bindings,
   type Approval,
   type Conversation,
   type ConversationPage,
@@ -21,33 +22,8 @@ import { toApiError } from './error';
 import { outputReadMax } from './http';
 import { parseEvent } from './event';
 
-/** The Go methods Wails binds on window.go.service.Service (docs/API.md, "Bindings"). */
-export interface AppBindings {
-  ListTasks(): Promise<TaskList>;
-  CreateTask(req: CreateTaskRequest): Promise<Task>;
-  GetTask(id: string): Promise<Task>;
-  ReadOutput(id: string, offset: number, max: number): Promise<OutputChunk>;
-  StopTask(id: string): Promise<Task>;
-  RetryTask(id: string): Promise<Task>;
-  DeleteTask(id: string): Promise<null>;
-  AnswerTask(id: string, askId: string, allow: boolean): Promise<Task>;
-  RemoveWorktree(id: string, confirm: boolean): Promise<Task>;
-  Approvals(): Promise<Approval[] | null>;
-  Doctor(): Promise<DoctorReport>;
-  Preferences(): Promise<Preferences>;
-  SetPreferences(p: Preferences): Promise<Preferences>;
-  ListConversations(): Promise<{ conversations: Conversation[] | null }>;
-  CreateConversation(req: CreateConversationRequest): Promise<Conversation>;
-  GetConversation(id: string, before: number, limit: number): Promise<ConversationPage>;
-  PatchConversation(id: string, req: PatchConversationRequest): Promise<Conversation>;
-  SendMessage(id: string, text: string): Promise<Message>;
-  StopConversation(id: string): Promise<Conversation>;
-  AnswerAsk(id: string, askId: string, allow: boolean): Promise<Conversation>;
-  ListProviders(): Promise<{ providers: Provider[] | null }>;
-  GetProvider(id: string): Promise<Provider>;
-  PutProvider(id: string, cfg: ProviderConfig): Promise<Provider>;
-  DeleteProvider(id: string): Promise<null>;
-}
+/** The Go methods Wails binds on window.go.service.Service, written from service.API (contract.gen.ts). */
+export type AppBindings = Bindings;
 
 /** The part of the Wails runtime the frontend uses. */
 export interface WailsRuntime {
@@ -65,7 +41,7 @@ declare global {
 }
 
 function isReload(data: unknown): boolean {
-  return typeof data === 'object' && data !== null && (data as { type?: unknown }).type === ReloadEventType;
+  return typeof data === 'object' && data !== null && (data as { type?: unknown }).type === EventType.Reload;
 }
 
 async function call<T>(p: () => Promise<T>): Promise<T> {

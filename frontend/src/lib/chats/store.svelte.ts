@@ -3,7 +3,8 @@
 import { SvelteMap } from 'svelte/reactivity';
 import type { Backend } from '../backend/backend';
 import {
-  ChatEventType,
+  EventType,
+
   type AppEvent,
   type Conversation,
   type CreateConversationRequest,
@@ -70,9 +71,9 @@ export class ChatsStore {
 
   /** Applies one live chat event. */
   apply(e: AppEvent): void {
-    if (e.type === ChatEventType.ConversationChanged) this.put(e.conversation);
-    else if (e.type === ChatEventType.MessageAdded) this.details.get(e.message.conversationId)?.add(e.message);
-    else if (e.type === ChatEventType.MessageDelta) this.details.get(e.delta.conversationId)?.delta(e.delta.messageId, e.delta.text);
+    if (e.type === EventType.ConversationChanged) this.put(e.conversation);
+    else if (e.type === EventType.MessageAdded) this.details.get(e.message.conversationId)?.add(e.message);
+    else if (e.type === EventType.MessageDelta) this.details.get(e.delta.conversationId)?.delta(e.delta.messageId, e.delta.text);
   }
 
   /** Keeps c unless a newer copy (higher rev) is already held. */

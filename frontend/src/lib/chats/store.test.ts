@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { ChatEventType, MessageKind } from '../backend/contract';
+import { EventType, MessageKind } from '../backend/contract';
 import { ApiError } from '../backend/error';
 import { ChatsStore } from './store.svelte';
 import { chatMethods, makeConversation, makeMessage } from './fixture';
@@ -30,10 +30,10 @@ function backend(over: Partial<ReturnType<typeof chatMethods>> = {}): Backend {
 describe('ChatsStore', () => {
   it('keeps the highest rev of each chat', () => {
     const s = new ChatsStore(backend());
-    s.apply({ type: ChatEventType.ConversationChanged, conversation: makeConversation({ rev: 3, title: 'three' }) });
-    s.apply({ type: ChatEventType.ConversationChanged, conversation: makeConversation({ rev: 2, title: 'two' }) });
+    s.apply({ type: EventType.ConversationChanged, conversation: makeConversation({ rev: 3, title: 'three' }) });
+    s.apply({ type: EventType.ConversationChanged, conversation: makeConversation({ rev: 2, title: 'two' }) });
     expect(s.byId.get('c1')?.title).toBe('three');
-    s.apply({ type: ChatEventType.ConversationChanged, conversation: makeConversation({ rev: 4, title: 'four' }) });
+    s.apply({ type: EventType.ConversationChanged, conversation: makeConversation({ rev: 4, title: 'four' }) });
     expect(s.byId.get('c1')?.title).toBe('four');
   });
 
@@ -41,19 +41,19 @@ describe('ChatsStore', () => {
     const s = new ChatsStore(backend());
     const d = s.detail('c1');
     await Promise.resolve();
-    s.apply({ type: ChatEventType.MessageDelta, delta: { conversationId: 'c1', messageId: 'r', text: 'Hel' } });
-    s.apply({ type: ChatEventType.MessageDelta, delta: { conversationId: 'c1', messageId: 'r', text: 'lo' } });
-    s.apply({ type: ChatEventType.MessageDelta, delta: { conversationId: 'other', messageId: 'r', text: 'x' } });
+    s.apply({ type: EventType.MessageDelta, delta: { conversationId: 'c1', messageId: 'r', text: 'Hel' } });
+    s.apply({ type: EventType.MessageDelta, delta: { conversationId: 'c1', messageId: 'r', text: 'lo' } });
+    s.apply({ type: EventType.MessageDelta, delta: { conversationId: 'other', messageId: 'r', text: 'x' } });
     expect(d.streaming.get('r')).toBe('Hello');
-    s.apply({ type: ChatEventType.MessageAdded, message: makeMessage({ id: 'r', seq: 2, kind: MessageKind.Assistant, text: 'Hello!' }) });
+    s.apply({ type: EventType.MessageAdded, message: makeMessage({ id: 'r', seq: 2, kind: MessageKind.Assistant, text: 'Hello!' }) });
     expect(d.streaming.has('r')).toBe(false);
     expect(d.messages.map((m) => m.text)).toEqual(['Hello!']);
     // A late delta of a stored reply is dropped; a repeated message is kept once.
-    s.apply({ type: ChatEventType.MessageDelta, delta: { conversationId: 'c1', messageId: 'r', text: 'late' } });
-    s.apply({ type: ChatEventType.MessageAdded, message: makeMessage({ id: 'r', seq: 2, kind: MessageKind.Assistant, text: 'Hello!' }) });
+    s.apply({ type: EventType.MessageDelta, delta: { conversationId: 'c1', messageId: 'r', text: 'late' } });
+    s.apply({ type: EventType.MessageAdded, message: makeMessage({ id: 'r', seq: 2, kind: MessageKind.Assistant, text: 'Hello!' }) });
     expect(d.streaming.size).toBe(0);
     expect(d.messages).toHaveLength(1);
-    s.apply({ type: ChatEventType.MessageAdded, message: makeMessage({ id: 'u', seq: 1 }) });
+    s.apply({ type: EventType.MessageAdded, message: makeMessage({ id: 'u', seq: 1 }) });
     expect(d.messages.map((m) => m.seq)).toEqual([1, 2]);
   });
 
@@ -61,7 +61,7 @@ describe('ChatsStore', () => {
     const getConversation = vi.fn(async () => ({ conversation: makeConversation({ rev: 5 }), messages: [makeMessage({ seq: 1 })], more: true }));
     const s = new ChatsStore(backend({ getConversation }));
     const d = s.detail('c1');
-    s.apply({ type: ChatEventType.MessageAdded, message: makeMessage({ id: 'm2', seq: 2 }) });
+    s.apply({ type: EventType.MessageAdded, message: makeMessage({ id: 'm2', seq: 2 }) });
     await vi.waitFor(() => expect(d.loaded).toBe(true));
     expect(d.messages.map((m) => m.seq)).toEqual([1, 2]);
     expect(d.more).toBe(true);

@@ -20,12 +20,12 @@ describe('parseLimit', () => {
 });
 
 describe('withLimit / withTopic', () => {
-  const p: Preferences = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, limitFallback: '' };
+  const p: Preferences = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 0 }, prices: {}, limitFallback: '' };
 
   it('changes one field and leaves the original alone', () => {
-    expect(withLimit(p, 'helper', 8)).toEqual({ limits: { background: 3, helper: 8 }, notifications: { tasks: true, approvals: true }, limitFallback: '' });
-    expect(withTopic(p, 'tasks', false)).toEqual({ limits: { background: 3, helper: 4 }, notifications: { tasks: false, approvals: true }, limitFallback: '' });
-    expect(p).toEqual({ limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, limitFallback: '' });
+    expect(withLimit(p, 'helper', 8)).toEqual({ limits: { background: 3, helper: 8 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 0 }, prices: {}, limitFallback: '' });
+    expect(withTopic(p, 'tasks', false)).toEqual({ limits: { background: 3, helper: 4 }, notifications: { tasks: false, approvals: true }, budget: { monthly: 0 }, prices: {}, limitFallback: '' });
+    expect(p).toEqual({ limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 0 }, prices: {}, limitFallback: '' });
   });
 });
 
@@ -69,7 +69,7 @@ describe('monthly budget', () => {
     expect(fallbackChoices([{ id: 'gone', name: 'Gone', ready: true, canAsk: true }], 'gone')).toHaveLength(2);
   });
   it('changes only the limit fallback', () => {
-    const p: Preferences = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 5 }, limitFallback: '' };
+    const p: Preferences = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 5 }, prices: {}, limitFallback: '' };
     const next = withLimitFallback(p, 'anthropic');
     expect(next).toEqual({ ...p, limitFallback: 'anthropic' });
     expect(p.limitFallback).toBe('');

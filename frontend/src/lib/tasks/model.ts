@@ -16,7 +16,7 @@ export function isNewer(current: Task | undefined, incoming: Task): boolean {
  * gone so a late copy cannot bring them back.
  */
 export function applyEvent(tasks: Map<string, Task>, gone: Set<string>, e: TaskEvent): boolean {
-  if (e.type === EventType.AppOpen || e.type === EventType.AppOpenChat || e.type === EventType.AppCompose) return false;
+  if (e.type === EventType.Open || e.type === EventType.OpenChat || e.type === EventType.Compose) return false;
   if (e.type === EventType.TaskDeleted) {
     gone.add(e.id);
     return tasks.delete(e.id);

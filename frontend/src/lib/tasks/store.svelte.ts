@@ -2,7 +2,7 @@
 /* eslint-disable svelte/prefer-svelte-reactivity */
 import { SvelteMap, SvelteSet } from 'svelte/reactivity';
 import type { Backend } from '../backend/backend';
-import { ChatEventType, EventType, Kind, isActive, type AppEvent, type Approval, type CreateTaskRequest, type Slots, type Task, type TaskEvent, type TaskList } from '../backend/contract';
+import { EventType, Kind, isActive, type AppEvent, type Approval, type CreateTaskRequest, type Slots, type Task, type TaskEvent, type TaskList } from '../backend/contract';
 import { ApiError, toApiError } from '../backend/error';
 import { approvalsOf } from '../approvals/approvals';
 import { Group } from './language';
@@ -137,7 +137,7 @@ export class TasksStore {
   start(): () => void {
     const off = this.#backend.subscribe(
       (e) => {
-        if (e.type === ChatEventType.ConversationChanged || e.type === ChatEventType.MessageAdded || e.type === ChatEventType.MessageDelta) this.#chats?.event(e);
+        if (e.type === EventType.ConversationChanged || e.type === EventType.MessageAdded || e.type === EventType.MessageDelta) this.#chats?.event(e);
         else this.enqueue(e);
       },
       () => {
@@ -189,15 +189,15 @@ export class TasksStore {
   }
 
   #apply(e: TaskEvent, live = false): void {
-    if (e.type === EventType.AppOpen) {
+    if (e.type === EventType.Open) {
       this.open(e.id);
       return;
     }
-    if (e.type === EventType.AppOpenChat) {
+    if (e.type === EventType.OpenChat) {
       this.chatToOpen = { id: e.id, seq: (this.chatToOpen?.seq ?? 0) + 1 };
       return;
     }
-    if (e.type === EventType.AppCompose) {
+    if (e.type === EventType.Compose) {
       this.requestCompose();
       return;
     }

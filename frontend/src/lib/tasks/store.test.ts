@@ -29,7 +29,7 @@ function mockBackend(tasks: Task[] = []) {
     answerTask: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Running, rev: 10 })),
     approvals: vi.fn(async () => []),
     doctor: vi.fn(async () => ({ ok: true, checks: [] })),
-    preferences: vi.fn(async () => ({ limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, limitFallback: '' })),
+    preferences: vi.fn(async () => ({ limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 0 }, prices: {}, limitFallback: '' })),
     setPreferences: vi.fn(async (p: Preferences) => p),
     removeWorktree: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Done, rev: 12 })),
     ...chatMethods(),
@@ -156,16 +156,16 @@ describe('TasksStore', () => {
 
   it('asks the page to reveal a task when a notification is clicked', () => {
     const s = new TasksStore(mockBackend(), now);
-    s.enqueue({ type: EventType.AppOpen, id: 'a' });
+    s.enqueue({ type: EventType.Open, id: 'a' });
     expect(s.reveal).toEqual({ id: 'a', seq: 1 });
-    s.enqueue({ type: EventType.AppOpen, id: 'a' });
+    s.enqueue({ type: EventType.Open, id: 'a' });
     expect(s.reveal).toEqual({ id: 'a', seq: 2 });
     expect(s.byId.size).toBe(0);
   });
 
   it('asks the app to open a chat picked in the tray', () => {
     const s = new TasksStore(mockBackend(), now);
-    s.enqueue({ type: EventType.AppOpenChat, id: 'c1' });
+    s.enqueue({ type: EventType.OpenChat, id: 'c1' });
     expect(s.chatToOpen).toEqual({ id: 'c1', seq: 1 });
     expect(s.byId.size).toBe(0);
   });
@@ -201,7 +201,7 @@ describe('TasksStore', () => {
 
   it('asks for the composer on app.compose and reveals on open()', () => {
     const s = new TasksStore(mockBackend(), now);
-    s.enqueue({ type: EventType.AppCompose });
+    s.enqueue({ type: EventType.Compose });
     s.requestCompose();
     expect(s.compose).toBe(2);
     s.open('x');
