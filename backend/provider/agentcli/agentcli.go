@@ -372,7 +372,7 @@ func (p *proc) status() exitStatus {
 	}
 	st.code = ps.ExitCode()
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		st.signal = signalName(ws.Signal())
+		st.signal = procgroup.SignalName(ws.Signal())
 	}
 	return st
 }
@@ -551,18 +551,6 @@ func tilde(dir string) string {
 		return "~/" + filepath.ToSlash(rel)
 	}
 	return dir
-}
-
-func signalName(sig syscall.Signal) string {
-	switch sig {
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGKILL:
-		return "SIGKILL"
-	case syscall.SIGINT:
-		return "SIGINT"
-	}
-	return fmt.Sprintf("signal %d", int(sig))
 }
 
 // str reads a string field of a JSON object, "" when absent.

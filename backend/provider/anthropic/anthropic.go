@@ -7,13 +7,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
-	"time"
 
 	"conch/backend/provider"
-	"conch/backend/provider/internal/sse"
+	"conch/backend/provider/internal/wire"
 )
 
 // Defaults for a Config that leaves them out.
@@ -29,9 +27,6 @@ const (
 	// APIVersion is the anthropic-version header this package speaks.
 	APIVersion = "2023-06-01"
 )
-
-// infoTimeout bounds the models probe behind Info.
-const infoTimeout = 5 * time.Second
 
 // Config says how to reach the Messages API.
 type Config struct {
@@ -56,8 +51,8 @@ type Config struct {
 
 // Provider calls the Messages API. It is safe for concurrent use.
 type Provider struct {
-	cfg    Config
-	client *http.Client
+	cfg Config
+	api wire.Client
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -87,7 +82,13 @@ func New(cfg Config) *Provider {
 	if client == nil {
 		client = &http.Client{}
 	}
-	return &Provider{cfg: cfg, client: client}
+	p := &Provider{cfg: cfg}
+	p.api = wire.Client{
+		Name: cfg.Name, BaseURL: cfg.BaseURL, HTTP: client, Header: p.header,
+		Classify: func(status int, h http.Header, body []byte) error { return p.classify(status, h, parseAPIError(body)) },
+		Refused:  "is the address right?", Unfound: "is the network up?",
+	}
+	return p
 }
 
 // Info is ready when a key is set and, if the API answers GET /v1/models,
@@ -126,41 +127,18 @@ func (p *Provider) knownModels() []string {
 // models lists the API's models. Only a refused key or no answer at all is
 // an error: a server error here should not stop a chat from being tried.
 func (p *Provider) models(ctx context.Context) ([]string, error) {
-	ctx, cancel := context.WithTimeout(ctx, infoTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.cfg.BaseURL+"/v1/models?limit=1000", nil)
-	if err != nil {
-		return nil, fmt.Errorf("list models of %s: %w", p.cfg.Name, err)
-	}
-	p.header(req)
-	resp, err := p.client.Do(req)
-	if err != nil {
-		return nil, p.netError(ctx, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	if err != nil {
-		return nil, p.netError(ctx, err)
-	}
+	status, h, body, err := p.api.Get(ctx, "/v1/models?limit=1000")
 	switch {
-	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		return nil, p.classify(resp.StatusCode, resp.Header, parseAPIError(body))
-	case resp.StatusCode/100 != 2:
+	case err != nil:
+		return nil, err
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return nil, p.classify(status, h, parseAPIError(body))
+	case status/100 != 2:
 		return nil, nil
 	}
-	var out struct {
-		Data []struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
-	if json.Unmarshal(body, &out) != nil {
+	list, err := wire.ModelIDs(body)
+	if err != nil || len(list) == 0 {
 		return nil, nil
-	}
-	var list []string
-	for _, m := range out.Data {
-		if m.ID != "" {
-			list = append(list, m.ID)
-		}
 	}
 	return list, nil
 }
@@ -178,45 +156,9 @@ func (p *Provider) Stream(ctx context.Context, req provider.Request) (<-chan pro
 	if err != nil {
 		return nil, err
 	}
-	ch := make(chan provider.Event, 32)
-	go p.run(ctx, body, ch)
-	return ch, nil
-}
-
-func (p *Provider) run(ctx context.Context, body []byte, ch chan<- provider.Event) {
-	defer close(ch)
-	out := sse.Emitter{Ctx: ctx, Ch: ch}
-	final := p.call(ctx, body, out)
-	if ctx.Err() != nil {
-		final = errorEvent(p.stopped(ctx))
-	}
-	out.Final(final)
-}
-
-// call makes the request and decodes the reply, returning the last event.
-func (p *Provider) call(ctx context.Context, body []byte, out sse.Emitter) provider.Event {
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.cfg.BaseURL+"/v1/messages", bytes.NewReader(body))
-	if err != nil {
-		return errorEvent(fmt.Errorf("call %s: %w", p.cfg.Name, err))
-	}
-	p.header(hreq)
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "text/event-stream")
-	resp, err := p.client.Do(hreq)
-	if err != nil {
-		return errorEvent(p.netError(ctx, err))
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		return errorEvent(p.classify(resp.StatusCode, resp.Header, parseAPIError(msg)))
-	}
-	d := newDecoder(p.cfg.Name, p.classify)
-	return d.decode(resp.Body, out.Send)
-}
-
-func errorEvent(err error) provider.Event {
-	return provider.Event{Kind: provider.ErrorEvent, Err: err}
+	return p.api.Stream(ctx, "/v1/messages", body, func(resp *http.Response, send func(provider.Event) bool) provider.Event {
+		return newDecoder(p.cfg.Name, p.classify).decode(resp.Body, send)
+	}), nil
 }
 
 // block is one content block of a request message.

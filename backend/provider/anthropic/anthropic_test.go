@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,27 +9,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"conch/backend/provider"
+	"conch/backend/provider/internal/wiretest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
-
-// sse serves chunks as a streaming response, flushing after each one.
-func sseFrame(chunks ...string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		for _, c := range chunks {
-			io.WriteString(w, c)
-			w.(http.Flusher).Flush()
-		}
-	}
-}
 
 // ev formats one event the way the API does: the name, then its data.
 func ev(name, data string) string { return "event: " + name + "\ndata: " + data + "\n\n" }
@@ -40,52 +27,6 @@ func newServer(t *testing.T, h http.Handler) *Provider {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return New(Config{BaseURL: srv.URL, APIKey: "sk-ant-test", DefaultModel: "claude-test"})
-}
-
-// collect reads a stream to its end, failing if it does not end in time.
-func collect(t *testing.T, ch <-chan provider.Event) []provider.Event {
-	t.Helper()
-	var evs []provider.Event
-	timeout := time.After(5 * time.Second)
-	for {
-		select {
-		case e, ok := <-ch:
-			if !ok {
-				if len(evs) == 0 {
-					t.Fatal("stream closed without events")
-				}
-				if last := evs[len(evs)-1].Kind; last != provider.DoneEvent && last != provider.ErrorEvent {
-					t.Fatalf("stream ended with %s", last)
-				}
-				return evs
-			}
-			evs = append(evs, e)
-		case <-timeout:
-			t.Fatalf("stream did not end; got %d events", len(evs))
-		}
-	}
-}
-
-func stream(t *testing.T, p *Provider, req provider.Request) []provider.Event {
-	t.Helper()
-	ch, err := p.Stream(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return collect(t, ch)
-}
-
-func hello() provider.Request {
-	return provider.Request{Messages: []provider.Message{{Role: provider.User, Text: "hi"}}}
-}
-
-func lastErr(t *testing.T, evs []provider.Event) error {
-	t.Helper()
-	last := evs[len(evs)-1]
-	if last.Kind != provider.ErrorEvent || last.Err == nil {
-		t.Fatalf("last event is %+v, want an error", last)
-	}
-	return last.Err
 }
 
 const (
@@ -120,8 +61,8 @@ var recorded = []string{
 }
 
 func TestStreamsTextAndToolUse(t *testing.T) {
-	p := newServer(t, sseFrame(recorded...))
-	evs := stream(t, p, hello())
+	p := newServer(t, wiretest.SSE(recorded...))
+	evs := wiretest.Stream(t, p, wiretest.Hello())
 	var text strings.Builder
 	var calls []provider.ToolCall
 	var usage []provider.Usage
@@ -155,12 +96,12 @@ func TestStreamsTextAndToolUse(t *testing.T) {
 }
 
 func TestUsageOverwrittenWhenMessageDeltaCarriesAll(t *testing.T) {
-	p := newServer(t, sseFrame(
+	p := newServer(t, wiretest.SSE(
 		ev("message_start", messageStart),
 		ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"input_tokens":500,"output_tokens":15,"cache_read_input_tokens":0}}`),
 		ev("message_stop", messageStop),
 	))
-	evs := stream(t, p, hello())
+	evs := wiretest.Stream(t, p, wiretest.Hello())
 	u := evs[len(evs)-2]
 	if u.Kind != provider.UsageEvent || *u.Usage != (provider.Usage{InputTokens: 500, OutputTokens: 15, CacheWriteTokens: 10}) {
 		t.Fatalf("usage %+v", u.Usage)
@@ -168,35 +109,24 @@ func TestUsageOverwrittenWhenMessageDeltaCarriesAll(t *testing.T) {
 }
 
 func TestErrorEventOverloaded(t *testing.T) {
-	p := newServer(t, sseFrame(
+	p := newServer(t, wiretest.SSE(
 		ev("message_start", messageStart),
 		ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`),
 		ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hel"}}`),
 		ev("error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`),
 	))
-	err := lastErr(t, stream(t, p, hello()))
+	err := wiretest.LastErr(t, wiretest.Stream(t, p, wiretest.Hello()))
 	if !errors.Is(err, provider.ErrOverload) || err.Error() != "Anthropic is overloaded; try again in a moment." {
 		t.Fatalf("error %q", err)
 	}
 }
 
 func TestErrorEventSpendLimit(t *testing.T) {
-	p := newServer(t, sseFrame(ev("error", `{"type":"error","error":{"type":"rate_limit_error","message":"You have reached your specified API usage limits (spend limit)."}}`)))
-	err := lastErr(t, stream(t, p, hello()))
+	p := newServer(t, wiretest.SSE(ev("error", `{"type":"error","error":{"type":"rate_limit_error","message":"You have reached your specified API usage limits (spend limit)."}}`)))
+	err := wiretest.LastErr(t, wiretest.Stream(t, p, wiretest.Hello()))
 	var limit *provider.LimitError
 	if !errors.As(err, &limit) || !strings.Contains(limit.Message, "Anthropic says: You have reached") {
 		t.Fatalf("error %q", err)
-	}
-}
-
-func status(code int, body string, headers ...string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		for i := 0; i+1 < len(headers); i += 2 {
-			w.Header().Set(headers[i], headers[i+1])
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		io.WriteString(w, body)
 	}
 }
 
@@ -213,21 +143,21 @@ func TestHTTPErrors(t *testing.T) {
 		says    string
 		until   time.Time // for a *LimitError
 	}{
-		{"529", status(529, apiErr("overloaded_error", "Overloaded")), provider.ErrOverload, "Anthropic is overloaded (529); try again in a moment.", time.Time{}},
-		{"429 with retry-after", status(429, apiErr("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"), "Retry-After", "30"),
+		{"529", wiretest.Status(529, apiErr("overloaded_error", "Overloaded")), provider.ErrOverload, "Anthropic is overloaded (529); try again in a moment.", time.Time{}},
+		{"429 with retry-after", wiretest.Status(429, apiErr("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"), "Retry-After", "30"),
 			provider.ErrOverload, "Anthropic is limiting how fast it is asked (429): Number of request tokens has exceeded your per-minute rate limit. Try again in 30s.", time.Time{}},
-		{"429 spend limit", status(429, apiErr("rate_limit_error", "You have reached your specified workspace API usage limits."+" Spend limit."),
+		{"429 spend limit", wiretest.Status(429, apiErr("rate_limit_error", "You have reached your specified workspace API usage limits."+" Spend limit."),
 			"Retry-After", "5", "Anthropic-Ratelimit-Requests-Remaining", "0", "Anthropic-Ratelimit-Requests-Reset", reset.Format(time.RFC3339),
 			"Anthropic-Ratelimit-Tokens-Remaining", "9000", "Anthropic-Ratelimit-Tokens-Reset", reset.Add(time.Hour).Format(time.RFC3339)),
 			provider.ErrLimit, "Anthropic says: You have reached", reset},
-		{"401", status(401, apiErr("authentication_error", "invalid x-api-key")), provider.ErrAuth, "Anthropic refused the API key (401): invalid x-api-key.", time.Time{}},
-		{"404", status(404, apiErr("not_found_error", "model: claude-test")), provider.ErrNotReady, "Anthropic cannot find that (404): model: claude-test.", time.Time{}},
-		{"500", status(500, apiErr("api_error", "Internal server error")), provider.ErrOverload, "Anthropic had a problem (500): Internal server error. Try again in a moment.", time.Time{}},
+		{"401", wiretest.Status(401, apiErr("authentication_error", "invalid x-api-key")), provider.ErrAuth, "Anthropic refused the API key (401): invalid x-api-key.", time.Time{}},
+		{"404", wiretest.Status(404, apiErr("not_found_error", "model: claude-test")), provider.ErrNotReady, "Anthropic cannot find that (404): model: claude-test.", time.Time{}},
+		{"500", wiretest.Status(500, apiErr("api_error", "Internal server error")), provider.ErrOverload, "Anthropic had a problem (500): Internal server error. Try again in a moment.", time.Time{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newServer(t, tt.handler)
-			err := lastErr(t, stream(t, p, hello()))
+			err := wiretest.LastErr(t, wiretest.Stream(t, p, wiretest.Hello()))
 			if !errors.Is(err, tt.is) {
 				t.Fatalf("error %q is not %v", err, tt.is)
 			}
@@ -245,8 +175,8 @@ func TestHTTPErrors(t *testing.T) {
 }
 
 func TestBadRequestHasNoSentinel(t *testing.T) {
-	p := newServer(t, status(400, apiErr("invalid_request_error", "messages: roles must alternate")))
-	err := lastErr(t, stream(t, p, hello()))
+	p := newServer(t, wiretest.Status(400, apiErr("invalid_request_error", "messages: roles must alternate")))
+	err := wiretest.LastErr(t, wiretest.Stream(t, p, wiretest.Hello()))
 	for _, s := range []error{provider.ErrAuth, provider.ErrLimit, provider.ErrNotReady, provider.ErrOverload, provider.ErrProtocol} {
 		if errors.Is(err, s) {
 			t.Errorf("%q is %v", err, s)
@@ -274,8 +204,8 @@ func TestBrokenStreams(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := newServer(t, sseFrame(tt.chunks...))
-			err := lastErr(t, stream(t, p, hello()))
+			p := newServer(t, wiretest.SSE(tt.chunks...))
+			err := wiretest.LastErr(t, wiretest.Stream(t, p, wiretest.Hello()))
 			if !errors.Is(err, provider.ErrProtocol) || !strings.Contains(err.Error(), tt.says) {
 				t.Fatalf("error %q, want ErrProtocol saying %q", err, tt.says)
 			}
@@ -290,7 +220,7 @@ func TestRequestHeadersAndBodyGolden(t *testing.T) {
 	p := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ = io.ReadAll(r.Body)
 		hdr, path = r.Header, r.URL.Path
-		sseFrame(ev("message_start", messageStart), ev("message_stop", messageStop))(w, r)
+		wiretest.SSE(ev("message_start", messageStart), ev("message_stop", messageStop))(w, r)
 	}))
 	p.cfg.MaxTokens = 1024
 	req := provider.Request{
@@ -313,7 +243,7 @@ func TestRequestHeadersAndBodyGolden(t *testing.T) {
 			{Name: "list_files", Description: "List files."},
 		},
 	}
-	stream(t, p, req)
+	wiretest.Stream(t, p, req)
 	if path != "/v1/messages" {
 		t.Errorf("path %s", path)
 	}
@@ -325,45 +255,7 @@ func TestRequestHeadersAndBodyGolden(t *testing.T) {
 	if hdr.Get("Authorization") != "" {
 		t.Error("Authorization header sent")
 	}
-	golden(t, "request.golden.json", body)
-}
-
-// golden compares JSON with testdata/name, ignoring layout.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	var pretty bytes.Buffer
-	if err := json.Indent(&pretty, got, "", "  "); err != nil {
-		t.Fatalf("body is not JSON: %v\n%s", err, got)
-	}
-	pretty.WriteByte('\n')
-	file := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(file, pretty.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to write it)", err)
-	}
-	var compact, wantCompact bytes.Buffer
-	json.Compact(&compact, got)
-	if err := json.Compact(&wantCompact, want); err != nil {
-		t.Fatalf("golden %s: %v", file, err)
-	}
-	if compact.String() != wantCompact.String() {
-		t.Fatalf("request body differs from %s:\n%s", file, pretty.String())
-	}
-}
-
-// stall holds a request until the client goes away. The server only notices
-// a closed connection once the body is read, so it is read first.
-func stall(r *http.Request) {
-	io.Copy(io.Discard, r.Body)
-	select {
-	case <-r.Context().Done():
-	case <-time.After(10 * time.Second):
-	}
+	wiretest.Golden(t, "request.golden.json", body, *update)
 }
 
 func TestCancelWhileServerStalls(t *testing.T) {
@@ -371,38 +263,9 @@ func TestCancelWhileServerStalls(t *testing.T) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, ev("message_start", messageStart)+ev("ping", ping))
 		w.(http.Flusher).Flush()
-		stall(r)
+		wiretest.Stall(r)
 	}))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ch, err := p.Stream(ctx, hello())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e := <-ch; e.Kind != provider.UsageEvent {
-		t.Fatalf("first event %+v", e)
-	}
-	cancel()
-	start := time.Now()
-	var last provider.Event
-	for {
-		select {
-		case e, ok := <-ch:
-			if ok {
-				last = e
-				continue
-			}
-		case <-time.After(time.Second):
-			t.Fatal("stream still open 1s after cancel")
-		}
-		break
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Fatalf("closed after %v", d)
-	}
-	if last.Kind != provider.ErrorEvent || !errors.Is(last.Err, context.Canceled) {
-		t.Fatalf("last event %+v", last)
-	}
+	wiretest.StopsWhenCancelled(t, p, provider.UsageEvent)
 }
 
 func TestInfo(t *testing.T) {
@@ -423,7 +286,7 @@ func TestInfo(t *testing.T) {
 		t.Fatalf("models %+v", info.Models)
 	}
 
-	refused := newServer(t, status(401, apiErr("authentication_error", "invalid x-api-key")))
+	refused := newServer(t, wiretest.Status(401, apiErr("authentication_error", "invalid x-api-key")))
 	if info := refused.Info(context.Background()); info.Ready || info.Reason != "Anthropic refused the API key (401): invalid x-api-key." {
 		t.Fatalf("info %+v", info)
 	}
@@ -440,7 +303,7 @@ func TestConnectionRefused(t *testing.T) {
 	base := "http://" + l.Addr().String()
 	l.Close()
 	p := New(Config{BaseURL: base, APIKey: "k"})
-	err = lastErr(t, stream(t, p, hello()))
+	err = wiretest.LastErr(t, wiretest.Stream(t, p, wiretest.Hello()))
 	if !errors.Is(err, provider.ErrNotReady) || !strings.Contains(err.Error(), "Nothing answers at "+base) {
 		t.Fatalf("error %q", err)
 	}

@@ -3,13 +3,13 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strings"
 
 	"conch/backend/provider"
 	"conch/backend/provider/internal/sse"
+	"conch/backend/provider/internal/wire"
 )
 
 // event is the data of one Messages API stream event; which fields are set
@@ -79,8 +79,8 @@ func (d *decoder) decode(r io.Reader, emit func(provider.Event) bool) provider.E
 		}
 		var ev event
 		if err := json.Unmarshal(data, &ev); err != nil {
-			return errorEvent(errorf(provider.ErrProtocol, "%s sent a part of its reply that is not JSON (%v): %s",
-				d.name, err, shorten(string(data), 120)))
+			return wire.ErrorEvent(wire.Errorf(provider.ErrProtocol, "%s sent a part of its reply that is not JSON (%v): %s",
+				d.name, err, wire.Shorten(string(data), 120)))
 		}
 		if ev.Type == "" {
 			ev.Type = sev.Name
@@ -121,7 +121,7 @@ func (d *decoder) decode(r io.Reader, emit func(provider.Event) bool) provider.E
 				delete(d.tools, ev.Index)
 				call, err := d.toolCall(tb)
 				if err != nil {
-					return errorEvent(err)
+					return wire.ErrorEvent(err)
 				}
 				out = append(out, provider.Event{Kind: provider.ToolCallEvent, Call: call})
 			}
@@ -140,35 +140,23 @@ func (d *decoder) decode(r io.Reader, emit func(provider.Event) bool) provider.E
 			if len(ev.Error) > 0 {
 				ae = parseAPIError(data)
 			}
-			return errorEvent(d.classify(0, http.Header{}, ae))
+			return wire.ErrorEvent(d.classify(0, http.Header{}, ae))
 		}
 		for _, e := range out {
 			if !emit(e) {
-				return errorEvent(errStopped)
+				return wire.ErrorEvent(wire.ErrStopped)
 			}
 		}
 	}
 }
 
-// errStopped ends a decode whose consumer went away; the caller replaces it
-// with ctx's error.
-var errStopped = errors.New("stream stopped")
-
 // end is the last event of a stream that ended before message_stop.
-func (d *decoder) end(err error) provider.Event {
-	switch {
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		return errorEvent(errorf(provider.ErrProtocol, "The reply from %s ended before it was complete.", d.name))
-	case errors.Is(err, sse.ErrLineTooLong):
-		return errorEvent(errorf(provider.ErrProtocol, "%s sent a line longer than 16 MiB; Conch stopped reading.", d.name))
-	}
-	return errorEvent(errorf(provider.ErrProtocol, "The reply from %s broke off: %v.", d.name, err))
-}
+func (d *decoder) end(err error) provider.Event { return wire.Ended(d.name, err) }
 
 // toolCall parses a finished tool_use block; no input at all is {}.
 func (d *decoder) toolCall(tb *toolBlock) (*provider.ToolCall, error) {
 	if tb.name == "" {
-		return nil, errorf(provider.ErrProtocol, "%s asked for a tool without naming it.", d.name)
+		return nil, wire.Errorf(provider.ErrProtocol, "%s asked for a tool without naming it.", d.name)
 	}
 	input := strings.TrimSpace(tb.input.String())
 	if input == "" {
@@ -176,8 +164,8 @@ func (d *decoder) toolCall(tb *toolBlock) (*provider.ToolCall, error) {
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(input), &obj); err != nil || obj == nil {
-		return nil, errorf(provider.ErrProtocol, "%s asked for tool %s with input that is not a JSON object: %s",
-			d.name, tb.name, shorten(input, 120))
+		return nil, wire.Errorf(provider.ErrProtocol, "%s asked for tool %s with input that is not a JSON object: %s",
+			d.name, tb.name, wire.Shorten(input, 120))
 	}
 	return &provider.ToolCall{ID: tb.id, Name: tb.name, Arguments: json.RawMessage(input)}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"conch/backend/provider"
+	"conch/backend/provider/internal/wiretest"
 )
 
 // FuzzDecode feeds arbitrary streams to the decoder: it must not panic, and
@@ -20,25 +21,9 @@ func FuzzDecode(f *testing.F) {
 		p := New(Config{Name: "Fuzz"})
 		d := newDecoder("Fuzz", p.classify)
 		last := d.decode(strings.NewReader(in), func(e provider.Event) bool {
-			if e.Kind == provider.DoneEvent || e.Kind == provider.ErrorEvent {
-				t.Fatalf("terminal event %s emitted mid-stream", e.Kind)
-			}
-			if e.Kind == provider.ToolCallEvent && (e.Call == nil || e.Call.Name == "") {
-				t.Fatalf("tool call without a name: %+v", e.Call)
-			}
-			if e.Kind == provider.UsageEvent && e.Usage == nil {
-				t.Fatal("usage event without usage")
-			}
+			wiretest.Midstream(t, e)
 			return true
 		})
-		switch last.Kind {
-		case provider.DoneEvent:
-		case provider.ErrorEvent:
-			if last.Err == nil || last.Err.Error() == "" {
-				t.Fatal("error event without an error")
-			}
-		default:
-			t.Fatalf("decode ended with %s", last.Kind)
-		}
+		wiretest.Ends(t, last)
 	})
 }

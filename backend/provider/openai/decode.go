@@ -11,6 +11,7 @@ import (
 
 	"conch/backend/provider"
 	"conch/backend/provider/internal/sse"
+	"conch/backend/provider/internal/wire"
 )
 
 // chunk is one streamed data line of Chat Completions.
@@ -74,18 +75,18 @@ func (d *decoder) whole(r io.Reader, emit func(provider.Event) bool) provider.Ev
 	}
 	var c completion
 	if err := json.Unmarshal(body, &c); err != nil {
-		return errorEvent(errorf(provider.ErrProtocol, "%s sent a reply that is not JSON (%v): %s", d.name, err, shorten(string(body), 120)))
+		return wire.ErrorEvent(wire.Errorf(provider.ErrProtocol, "%s sent a reply that is not JSON (%v): %s", d.name, err, wire.Shorten(string(body), 120)))
 	}
 	if len(c.Error) > 0 && string(c.Error) != "null" {
 		ae := parseErrorValue(c.Error)
-		return errorEvent(d.classify(ae.Status, http.Header{}, ae))
+		return wire.ErrorEvent(d.classify(ae.Status, http.Header{}, ae))
 	}
 	for _, choice := range c.Choices {
 		if choice.Index != 0 {
 			continue
 		}
 		if choice.Message.Content != "" && !emit(provider.Event{Kind: provider.TextDelta, Text: choice.Message.Content}) {
-			return errorEvent(errStopped)
+			return wire.ErrorEvent(wire.ErrStopped)
 		}
 		for _, td := range choice.Message.ToolCalls {
 			acc := &callAcc{id: td.ID, name: td.Function.Name}
@@ -98,7 +99,7 @@ func (d *decoder) whole(r io.Reader, emit func(provider.Event) bool) provider.Ev
 		return final
 	}
 	if c.Usage != nil && !emit(provider.Event{Kind: provider.UsageEvent, Usage: c.Usage.usage()}) {
-		return errorEvent(errStopped)
+		return wire.ErrorEvent(wire.ErrStopped)
 	}
 	return provider.Event{Kind: provider.DoneEvent, StopReason: d.finish}
 }
@@ -157,12 +158,12 @@ func (d *decoder) decode(r io.Reader, emit func(provider.Event) bool) provider.E
 		}
 		var c chunk
 		if err := json.Unmarshal(data, &c); err != nil {
-			return errorEvent(errorf(provider.ErrProtocol, "%s sent a part of its reply that is not JSON (%v): %s",
-				d.name, err, shorten(string(data), 120)))
+			return wire.ErrorEvent(wire.Errorf(provider.ErrProtocol, "%s sent a part of its reply that is not JSON (%v): %s",
+				d.name, err, wire.Shorten(string(data), 120)))
 		}
 		if len(c.Error) > 0 && string(c.Error) != "null" {
 			ae := parseErrorValue(c.Error)
-			return errorEvent(d.classify(ae.Status, http.Header{}, ae))
+			return wire.ErrorEvent(d.classify(ae.Status, http.Header{}, ae))
 		}
 		for _, choice := range c.Choices {
 			if choice.Index != 0 {
@@ -170,7 +171,7 @@ func (d *decoder) decode(r io.Reader, emit func(provider.Event) bool) provider.E
 			}
 			if choice.Delta.Content != "" {
 				if !emit(provider.Event{Kind: provider.TextDelta, Text: choice.Delta.Content}) {
-					return errorEvent(errStopped)
+					return wire.ErrorEvent(wire.ErrStopped)
 				}
 			}
 			for _, td := range choice.Delta.ToolCalls {
@@ -186,15 +187,11 @@ func (d *decoder) decode(r io.Reader, emit func(provider.Event) bool) provider.E
 		}
 		if u := c.Usage; u != nil {
 			if !emit(provider.Event{Kind: provider.UsageEvent, Usage: u.usage()}) {
-				return errorEvent(errStopped)
+				return wire.ErrorEvent(wire.ErrStopped)
 			}
 		}
 	}
 }
-
-// errStopped ends a decode whose consumer went away; the caller replaces it
-// with ctx's error.
-var errStopped = errors.New("stream stopped")
 
 // end is the last event of a stream that ended without [DONE]. After a
 // finish_reason the reply is whole (some servers omit [DONE]); before it, the
@@ -203,12 +200,8 @@ func (d *decoder) end(err error) provider.Event {
 	switch {
 	case errors.Is(err, io.EOF) && d.finished:
 		return provider.Event{Kind: provider.DoneEvent, StopReason: d.finish}
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		return errorEvent(errorf(provider.ErrProtocol, "The reply from %s ended before it was complete.", d.name))
-	case errors.Is(err, sse.ErrLineTooLong):
-		return errorEvent(errorf(provider.ErrProtocol, "%s sent a line longer than 16 MiB; Conch stopped reading.", d.name))
 	}
-	return errorEvent(errorf(provider.ErrProtocol, "The reply from %s broke off: %v.", d.name, err))
+	return wire.Ended(d.name, err)
 }
 
 // add appends one fragment to its call. Fragments are keyed by index; a new
@@ -262,15 +255,15 @@ func (d *decoder) flush(emit func(provider.Event) bool) (provider.Event, bool) {
 	calls := make([]provider.ToolCall, 0, len(d.calls))
 	for i, acc := range d.calls {
 		if acc.name == "" {
-			return errorEvent(errorf(provider.ErrProtocol, "%s asked for a tool without naming it.", d.name)), false
+			return wire.ErrorEvent(wire.Errorf(provider.ErrProtocol, "%s asked for a tool without naming it.", d.name)), false
 		}
 		args := strings.TrimSpace(acc.args.String())
 		if args == "" {
 			args = "{}"
 		}
 		if !json.Valid([]byte(args)) {
-			return errorEvent(errorf(provider.ErrProtocol, "%s asked for tool %s with arguments that are not valid JSON: %s",
-				d.name, acc.name, shorten(args, 120))), false
+			return wire.ErrorEvent(wire.Errorf(provider.ErrProtocol, "%s asked for tool %s with arguments that are not valid JSON: %s",
+				d.name, acc.name, wire.Shorten(args, 120))), false
 		}
 		id := acc.id
 		if id == "" {
@@ -284,7 +277,7 @@ func (d *decoder) flush(emit func(provider.Event) bool) (provider.Event, bool) {
 	clear(d.byIndex)
 	for i := range calls {
 		if !emit(provider.Event{Kind: provider.ToolCallEvent, Call: &calls[i]}) {
-			return errorEvent(errStopped), false
+			return wire.ErrorEvent(wire.ErrStopped), false
 		}
 	}
 	return provider.Event{}, true

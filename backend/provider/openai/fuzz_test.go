@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"conch/backend/provider"
+	"conch/backend/provider/internal/wiretest"
 )
 
 // FuzzDecode feeds arbitrary streams to the decoder: it must not panic, and
@@ -21,25 +22,10 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		p := New(Config{Name: "Fuzz"})
 		d := newDecoder("Fuzz", p.classify)
-		var events []provider.Event
 		last := d.decode(strings.NewReader(in), func(ev provider.Event) bool {
-			if ev.Kind == provider.DoneEvent || ev.Kind == provider.ErrorEvent {
-				t.Fatalf("terminal event %s emitted mid-stream", ev.Kind)
-			}
-			if ev.Kind == provider.ToolCallEvent && (ev.Call == nil || ev.Call.Name == "") {
-				t.Fatalf("tool call without a name: %+v", ev.Call)
-			}
-			events = append(events, ev)
+			wiretest.Midstream(t, ev)
 			return true
 		})
-		switch last.Kind {
-		case provider.DoneEvent:
-		case provider.ErrorEvent:
-			if last.Err == nil || last.Err.Error() == "" {
-				t.Fatal("error event without an error")
-			}
-		default:
-			t.Fatalf("decode ended with %s", last.Kind)
-		}
+		wiretest.Ends(t, last)
 	})
 }

@@ -8,17 +8,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
-	"time"
 
 	"conch/backend/provider"
-	"conch/backend/provider/internal/sse"
+	"conch/backend/provider/internal/wire"
 )
-
-// infoTimeout bounds the models probe behind Info.
-const infoTimeout = 5 * time.Second
 
 // Config says where a provider is and how to call it.
 type Config struct {
@@ -76,8 +71,8 @@ func OpenAI(key string) Config {
 // Provider calls one OpenAI-compatible endpoint. It is safe for concurrent
 // use.
 type Provider struct {
-	cfg    Config
-	client *http.Client
+	cfg Config
+	api wire.Client
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -99,7 +94,13 @@ func New(cfg Config) *Provider {
 	if client == nil {
 		client = &http.Client{}
 	}
-	return &Provider{cfg: cfg, client: client}
+	p := &Provider{cfg: cfg}
+	p.api = wire.Client{
+		Name: cfg.Name, BaseURL: cfg.BaseURL, HTTP: client, Header: p.header,
+		Classify: func(status int, h http.Header, body []byte) error { return p.classify(status, h, parseAPIError(body)) },
+		Refused:  "is " + cfg.Name + " running?", Unfound: "is the address right and the network up?",
+	}
+	return p
 }
 
 // Info lists the server's models (GET {base}/models). The provider is ready
@@ -131,41 +132,18 @@ func (p *Provider) Info(ctx context.Context) provider.Info {
 // models asks the server for its models. A server without /models (404)
 // still answers, so that is no error.
 func (p *Provider) models(ctx context.Context) ([]string, error) {
-	ctx, cancel := context.WithTimeout(ctx, infoTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.cfg.BaseURL+"/models", nil)
-	if err != nil {
-		return nil, fmt.Errorf("list models of %s: %w", p.cfg.Name, err)
-	}
-	p.header(req)
-	resp, err := p.client.Do(req)
-	if err != nil {
-		return nil, p.netError(ctx, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	if err != nil {
-		return nil, p.netError(ctx, err)
-	}
-	if resp.StatusCode == http.StatusNotFound {
+	status, h, body, err := p.api.Get(ctx, "/models")
+	switch {
+	case err != nil:
+		return nil, err
+	case status == http.StatusNotFound:
 		return nil, nil
+	case status/100 != 2:
+		return nil, p.classify(status, h, parseAPIError(body))
 	}
-	if resp.StatusCode/100 != 2 {
-		return nil, p.classify(resp.StatusCode, resp.Header, parseAPIError(body))
-	}
-	var out struct {
-		Data []struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(body, &out); err != nil {
-		return nil, errorf(provider.ErrProtocol, "%s listed its models in a form Conch cannot read: %v.", p.cfg.Name, err)
-	}
-	list := make([]string, 0, len(out.Data))
-	for _, m := range out.Data {
-		if m.ID != "" {
-			list = append(list, m.ID)
-		}
+	list, err := wire.ModelIDs(body)
+	if err != nil {
+		return nil, wire.Errorf(provider.ErrProtocol, "%s listed its models in a form Conch cannot read: %v.", p.cfg.Name, err)
 	}
 	return list, nil
 }
@@ -187,48 +165,17 @@ func (p *Provider) Stream(ctx context.Context, req provider.Request) (<-chan pro
 	if err != nil {
 		return nil, err
 	}
-	ch := make(chan provider.Event, 32)
-	go p.run(ctx, body, ch)
-	return ch, nil
+	return p.api.Stream(ctx, "/chat/completions", body, p.decode), nil
 }
 
-func (p *Provider) run(ctx context.Context, body []byte, ch chan<- provider.Event) {
-	defer close(ch)
-	out := sse.Emitter{Ctx: ctx, Ch: ch}
-	final := p.call(ctx, body, out)
-	if ctx.Err() != nil {
-		final = provider.Event{Kind: provider.ErrorEvent, Err: p.stopped(ctx)}
-	}
-	out.Final(final)
-}
-
-// call makes the request and decodes the reply, returning the last event.
-func (p *Provider) call(ctx context.Context, body []byte, out sse.Emitter) provider.Event {
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.cfg.BaseURL+"/chat/completions", bytes.NewReader(body))
-	if err != nil {
-		return errorEvent(fmt.Errorf("call %s: %w", p.cfg.Name, err))
-	}
-	p.header(hreq)
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "text/event-stream")
-	resp, err := p.client.Do(hreq)
-	if err != nil {
-		return errorEvent(p.netError(ctx, err))
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		return errorEvent(p.classify(resp.StatusCode, resp.Header, parseAPIError(msg)))
-	}
+// decode reads a reply: streamed, or whole from a server that ignores
+// "stream": true.
+func (p *Provider) decode(resp *http.Response, send func(provider.Event) bool) provider.Event {
 	d := newDecoder(p.cfg.Name, p.classify)
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		return d.whole(resp.Body, out.Send)
+		return d.whole(resp.Body, send)
 	}
-	return d.decode(resp.Body, out.Send)
-}
-
-func errorEvent(err error) provider.Event {
-	return provider.Event{Kind: provider.ErrorEvent, Err: err}
+	return d.decode(resp.Body, send)
 }
 
 // wireMessage is one message of a Chat Completions request.
@@ -280,7 +227,7 @@ func (p *Provider) requestBody(req provider.Request) ([]byte, error) {
 		model = p.cfg.DefaultModel
 	}
 	if model == "" {
-		return nil, errorf(provider.ErrNotReady, "No model is chosen for %s.", p.cfg.Name)
+		return nil, wire.Errorf(provider.ErrNotReady, "No model is chosen for %s.", p.cfg.Name)
 	}
 	w := wireRequest{Model: model, Stream: true}
 	w.StreamOptions.IncludeUsage = true

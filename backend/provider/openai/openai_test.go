@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,28 +10,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"conch/backend/provider"
+	"conch/backend/provider/internal/wiretest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
-
-// sse serves chunks as a streaming response, flushing after each one, the
-// way a real server trickles them out.
-func sseFrame(chunks ...string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		for _, c := range chunks {
-			io.WriteString(w, c)
-			w.(http.Flusher).Flush()
-		}
-	}
-}
 
 func data(s string) string { return "data: " + s + "\n\n" }
 
@@ -43,44 +29,6 @@ func newServer(t *testing.T, h http.Handler) *Provider {
 	return New(Config{ID: "test", Name: "OpenAI", BaseURL: srv.URL + "/v1", APIKey: "sk-test", DefaultModel: "gpt-test"})
 }
 
-// collect reads a stream to its end, failing if it does not end in time.
-func collect(t *testing.T, ch <-chan provider.Event) []provider.Event {
-	t.Helper()
-	var evs []provider.Event
-	timeout := time.After(5 * time.Second)
-	for {
-		select {
-		case ev, ok := <-ch:
-			if !ok {
-				if len(evs) == 0 {
-					t.Fatal("stream closed without events")
-				}
-				last := evs[len(evs)-1].Kind
-				if last != provider.DoneEvent && last != provider.ErrorEvent {
-					t.Fatalf("stream ended with %s", last)
-				}
-				return evs
-			}
-			evs = append(evs, ev)
-		case <-timeout:
-			t.Fatalf("stream did not end; got %d events", len(evs))
-		}
-	}
-}
-
-func stream(t *testing.T, p *Provider, req provider.Request) []provider.Event {
-	t.Helper()
-	ch, err := p.Stream(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return collect(t, ch)
-}
-
-func hello() provider.Request {
-	return provider.Request{Messages: []provider.Message{{Role: provider.User, Text: "hi"}}}
-}
-
 func text(evs []provider.Event) string {
 	var b strings.Builder
 	for _, ev := range evs {
@@ -89,15 +37,6 @@ func text(evs []provider.Event) string {
 		}
 	}
 	return b.String()
-}
-
-func lastErr(t *testing.T, evs []provider.Event) error {
-	t.Helper()
-	last := evs[len(evs)-1]
-	if last.Kind != provider.ErrorEvent || last.Err == nil {
-		t.Fatalf("last event is %s, want an error", last.Kind)
-	}
-	return last.Err
 }
 
 const (
@@ -118,8 +57,8 @@ func TestStreamsTextInManyChunks(t *testing.T) {
 		chunks = append(chunks, data(textChunk(piece)), ": keep-alive\n\n")
 	}
 	chunks = append(chunks, data(stopChunk), data(usageChunk), "data: [DONE]\n\n")
-	p := newServer(t, sseFrame(chunks...))
-	evs := stream(t, p, hello())
+	p := newServer(t, wiretest.SSE(chunks...))
+	evs := wiretest.Stream(t, p, wiretest.Hello())
 
 	if got := text(evs); got != want {
 		t.Fatalf("text %q, want %q", got, want)
@@ -144,7 +83,7 @@ func TestStreamsTextInManyChunks(t *testing.T) {
 
 func TestReassemblesParallelToolCalls(t *testing.T) {
 	// Two calls whose argument pieces interleave, as OpenAI streams them.
-	p := newServer(t, sseFrame(
+	p := newServer(t, wiretest.SSE(
 		data(`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_A","type":"function","function":{"name":"read_file","arguments":""}}]},"finish_reason":null}]}`),
 		data(`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"pa"}}]},"finish_reason":null}]}`),
 		data(`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_B","type":"function","function":{"name":"list_files","arguments":""}}]},"finish_reason":null}]}`),
@@ -156,7 +95,7 @@ func TestReassemblesParallelToolCalls(t *testing.T) {
 		data(`{"id":"c","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":80,"completion_tokens":40,"total_tokens":120}}`),
 		"data: [DONE]\n\n",
 	))
-	evs := stream(t, p, hello())
+	evs := wiretest.Stream(t, p, wiretest.Hello())
 	var calls []provider.ToolCall
 	for _, ev := range evs {
 		if ev.Kind == provider.ToolCallEvent {
@@ -185,20 +124,20 @@ func TestReassemblesParallelToolCalls(t *testing.T) {
 
 func TestOllamaWholeToolCallInOneChunk(t *testing.T) {
 	// Ollama sends each call whole, and finishes with "stop".
-	p := newServer(t, sseFrame(
+	p := newServer(t, wiretest.SSE(
 		data(`{"id":"chatcmpl-9","object":"chat.completion.chunk","model":"llama3.2","choices":[{"index":0,"delta":{"role":"assistant","content":"","tool_calls":[{"id":"call_x1","index":0,"type":"function","function":{"name":"list_files","arguments":"{}"}}]},"finish_reason":null}]}`),
 		data(`{"id":"chatcmpl-9","object":"chat.completion.chunk","model":"llama3.2","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":"stop"}]}`),
 		"data: [DONE]\n\n",
 	))
-	evs := stream(t, p, hello())
+	evs := wiretest.Stream(t, p, wiretest.Hello())
 	if len(evs) != 2 || evs[0].Kind != provider.ToolCallEvent || evs[0].Call.Name != "list_files" || string(evs[0].Call.Arguments) != "{}" {
 		t.Fatalf("events %+v", evs)
 	}
 }
 
 func TestWholeReplyWhenServerDoesNotStream(t *testing.T) {
-	p := newServer(t, status(200, `{"id":"chatcmpl-2","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Looking.","tool_calls":[{"id":"call_1","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"go.mod\"}"}},{"type":"function","function":{"name":"list_files","arguments":{}}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}`))
-	evs := stream(t, p, hello())
+	p := newServer(t, wiretest.Status(200, `{"id":"chatcmpl-2","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Looking.","tool_calls":[{"id":"call_1","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"go.mod\"}"}},{"type":"function","function":{"name":"list_files","arguments":{}}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}`))
+	evs := wiretest.Stream(t, p, wiretest.Hello())
 	if len(evs) != 5 || evs[0].Text != "Looking." ||
 		evs[1].Call.ID != "call_1" || string(evs[1].Call.Arguments) != `{"path":"go.mod"}` ||
 		evs[2].Call.ID != "conch_call_1" || evs[2].Call.Name != "list_files" || string(evs[2].Call.Arguments) != `{}` ||
@@ -212,8 +151,8 @@ func TestWholeReplyWhenServerDoesNotStream(t *testing.T) {
 
 func TestReadsA100KiBLine(t *testing.T) {
 	big := strings.Repeat("abcdefgh", 100<<10/8)
-	p := newServer(t, sseFrame(data(textChunk(big)), data(stopChunk), "data: [DONE]\n\n"))
-	evs := stream(t, p, hello())
+	p := newServer(t, wiretest.SSE(data(textChunk(big)), data(stopChunk), "data: [DONE]\n\n"))
+	evs := wiretest.Stream(t, p, wiretest.Hello())
 	if got := text(evs); got != big {
 		t.Fatalf("got %d bytes of text, want %d", len(got), len(big))
 	}
@@ -226,7 +165,7 @@ func TestRequestBodyGolden(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ = io.ReadAll(r.Body)
 		hdr, path = r.Header, r.URL.Path
-		sseFrame(data(stopChunk), "data: [DONE]\n\n")(w, r)
+		wiretest.SSE(data(stopChunk), "data: [DONE]\n\n")(w, r)
 	}))
 	defer srv.Close()
 	cfg := OpenRouter("sk-or-test")
@@ -253,7 +192,7 @@ func TestRequestBodyGolden(t *testing.T) {
 			{Name: "list_files", Description: "List files."},
 		},
 	}
-	stream(t, p, req)
+	wiretest.Stream(t, p, req)
 	if path != "/api/v1/chat/completions" {
 		t.Errorf("path %s", path)
 	}
@@ -262,46 +201,7 @@ func TestRequestBodyGolden(t *testing.T) {
 			t.Errorf("header %s = %q, want %q", k, got, want)
 		}
 	}
-	golden(t, "request.golden.json", body)
-}
-
-// golden compares JSON with testdata/name, ignoring layout.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	var pretty bytes.Buffer
-	if err := json.Indent(&pretty, got, "", "  "); err != nil {
-		t.Fatalf("body is not JSON: %v\n%s", err, got)
-	}
-	pretty.WriteByte('\n')
-	file := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(file, pretty.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to write it)", err)
-	}
-	var compact, wantCompact bytes.Buffer
-	json.Compact(&compact, got)
-	if err := json.Compact(&wantCompact, want); err != nil {
-		t.Fatalf("golden %s: %v", file, err)
-	}
-	if compact.String() != wantCompact.String() {
-		t.Fatalf("request body differs from %s:\n%s", file, pretty.String())
-	}
-}
-
-func status(code int, body string, headers ...string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		for i := 0; i+1 < len(headers); i += 2 {
-			w.Header().Set(headers[i], headers[i+1])
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		io.WriteString(w, body)
-	}
+	wiretest.Golden(t, "request.golden.json", body, *update)
 }
 
 func TestHTTPErrors(t *testing.T) {
@@ -314,23 +214,23 @@ func TestHTTPErrors(t *testing.T) {
 		says    string
 		until   time.Duration // for a *LimitError
 	}{
-		{"quota with Retry-After", status(429, quota, "Retry-After", "120"), provider.ErrLimit, "OpenAI says: You exceeded your current quota", 120 * time.Second},
-		{"quota with reset header", status(429, quota, "X-Ratelimit-Reset-Requests", "6m0s", "X-Ratelimit-Reset-Tokens", "1s"), provider.ErrLimit, "You exceeded your current quota", 6 * time.Minute},
-		{"rate limit", status(429, rate, "X-Ratelimit-Reset-Requests", "20s"), provider.ErrOverload, "OpenAI is limiting how fast it is asked (429): Rate limit reached for gpt-test in organization org-1 on requests per min (RPM): Limit 3, Used 3, Requested 1. Try again in 20s.", 0},
-		{"rate limit saying when", status(429, `{"error":{"message":"Rate limit reached. Please try again in 1.2s.","type":"requests","code":"rate_limit_exceeded"}}`, "Retry-After", "2"),
+		{"quota with Retry-After", wiretest.Status(429, quota, "Retry-After", "120"), provider.ErrLimit, "OpenAI says: You exceeded your current quota", 120 * time.Second},
+		{"quota with reset header", wiretest.Status(429, quota, "X-Ratelimit-Reset-Requests", "6m0s", "X-Ratelimit-Reset-Tokens", "1s"), provider.ErrLimit, "You exceeded your current quota", 6 * time.Minute},
+		{"rate limit", wiretest.Status(429, rate, "X-Ratelimit-Reset-Requests", "20s"), provider.ErrOverload, "OpenAI is limiting how fast it is asked (429): Rate limit reached for gpt-test in organization org-1 on requests per min (RPM): Limit 3, Used 3, Requested 1. Try again in 20s.", 0},
+		{"rate limit saying when", wiretest.Status(429, `{"error":{"message":"Rate limit reached. Please try again in 1.2s.","type":"requests","code":"rate_limit_exceeded"}}`, "Retry-After", "2"),
 			provider.ErrOverload, "OpenAI is limiting how fast it is asked (429): Rate limit reached. Please try again in 1.2s.", 0},
-		{"moderation", status(403, `{"error":{"code":403,"message":"Your input was flagged","metadata":{"reasons":["violence"]}}}`), provider.ErrAuth, "OpenAI does not allow this (403): Your input was flagged.", 0},
-		{"bad key", status(401, `{"error":{"message":"Incorrect API key provided: sk-test.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`), provider.ErrAuth, "OpenAI refused the API key (401): Incorrect API key provided", 0},
-		{"OpenRouter credits", status(402, `{"error":{"code":402,"message":"Insufficient credits. Add more using https://openrouter.ai/credits"}}`), provider.ErrLimit, "OpenAI says: Insufficient credits", 0},
-		{"Ollama model not pulled", status(404, `{"error":{"message":"model \"llama9\" not found, try pulling it first","type":"not_found_error","param":null,"code":null}}`), provider.ErrNotReady, `model "llama9" not found, try pulling it first`, 0},
-		{"server error", status(502, `{"error":{"code":502,"message":"Provider returned error"}}`), provider.ErrOverload, "OpenAI had a problem (502): Provider returned error. Try again in a moment.", 0},
-		{"plain text error", status(500, "upstream connect error"), provider.ErrOverload, "upstream connect error", 0},
+		{"moderation", wiretest.Status(403, `{"error":{"code":403,"message":"Your input was flagged","metadata":{"reasons":["violence"]}}}`), provider.ErrAuth, "OpenAI does not allow this (403): Your input was flagged.", 0},
+		{"bad key", wiretest.Status(401, `{"error":{"message":"Incorrect API key provided: sk-test.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`), provider.ErrAuth, "OpenAI refused the API key (401): Incorrect API key provided", 0},
+		{"OpenRouter credits", wiretest.Status(402, `{"error":{"code":402,"message":"Insufficient credits. Add more using https://openrouter.ai/credits"}}`), provider.ErrLimit, "OpenAI says: Insufficient credits", 0},
+		{"Ollama model not pulled", wiretest.Status(404, `{"error":{"message":"model \"llama9\" not found, try pulling it first","type":"not_found_error","param":null,"code":null}}`), provider.ErrNotReady, `model "llama9" not found, try pulling it first`, 0},
+		{"server error", wiretest.Status(502, `{"error":{"code":502,"message":"Provider returned error"}}`), provider.ErrOverload, "OpenAI had a problem (502): Provider returned error. Try again in a moment.", 0},
+		{"plain text error", wiretest.Status(500, "upstream connect error"), provider.ErrOverload, "upstream connect error", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newServer(t, tt.handler)
 			start := time.Now()
-			err := lastErr(t, stream(t, p, hello()))
+			err := wiretest.LastErr(t, wiretest.Stream(t, p, wiretest.Hello()))
 			if !errors.Is(err, tt.is) {
 				t.Fatalf("error %q is not %v", err, tt.is)
 			}
@@ -351,23 +251,23 @@ func TestHTTPErrors(t *testing.T) {
 }
 
 func TestMidStreamErrorChunk(t *testing.T) {
-	p := newServer(t, sseFrame(
+	p := newServer(t, wiretest.SSE(
 		data(textChunk("Partial ")),
 		data(`{"id":"gen-1","object":"chat.completion.chunk","created":1,"model":"x","provider":"p","error":{"code":"server_error","message":"Provider disconnected"},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]}`),
 	))
-	evs := stream(t, p, hello())
+	evs := wiretest.Stream(t, p, wiretest.Hello())
 	if text(evs) != "Partial " {
 		t.Fatalf("text %q", text(evs))
 	}
-	err := lastErr(t, evs)
+	err := wiretest.LastErr(t, evs)
 	if !errors.Is(err, provider.ErrOverload) || !strings.Contains(err.Error(), "Provider disconnected") {
 		t.Fatalf("error %q", err)
 	}
 }
 
 func TestMidStreamQuotaError(t *testing.T) {
-	p := newServer(t, sseFrame(data(`{"error":{"message":"You exceeded your current quota.","type":"insufficient_quota","code":"insufficient_quota"}}`)))
-	err := lastErr(t, stream(t, p, hello()))
+	p := newServer(t, wiretest.SSE(data(`{"error":{"message":"You exceeded your current quota.","type":"insufficient_quota","code":"insufficient_quota"}}`)))
+	err := wiretest.LastErr(t, wiretest.Stream(t, p, wiretest.Hello()))
 	var limit *provider.LimitError
 	if !errors.As(err, &limit) || !strings.Contains(limit.Message, "quota") {
 		t.Fatalf("error %q", err)
@@ -395,8 +295,8 @@ func TestBrokenStreams(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := newServer(t, sseFrame(tt.chunks...))
-			err := lastErr(t, stream(t, p, hello()))
+			p := newServer(t, wiretest.SSE(tt.chunks...))
+			err := wiretest.LastErr(t, wiretest.Stream(t, p, wiretest.Hello()))
 			if !errors.Is(err, provider.ErrProtocol) || !strings.Contains(err.Error(), tt.says) {
 				t.Fatalf("error %q, want ErrProtocol saying %q", err, tt.says)
 			}
@@ -405,20 +305,10 @@ func TestBrokenStreams(t *testing.T) {
 }
 
 func TestDoneWithoutDONELine(t *testing.T) {
-	p := newServer(t, sseFrame(data(textChunk("ok")), data(stopChunk)))
-	evs := stream(t, p, hello())
+	p := newServer(t, wiretest.SSE(data(textChunk("ok")), data(stopChunk)))
+	evs := wiretest.Stream(t, p, wiretest.Hello())
 	if last := evs[len(evs)-1]; last.Kind != provider.DoneEvent || last.StopReason != "stop" {
 		t.Fatalf("last %+v", last)
-	}
-}
-
-// stall holds a request until the client goes away. The server only notices
-// a closed connection once the body is read, so it is read first.
-func stall(r *http.Request) {
-	io.Copy(io.Discard, r.Body)
-	select {
-	case <-r.Context().Done():
-	case <-time.After(10 * time.Second):
 	}
 }
 
@@ -427,49 +317,20 @@ func TestCancelWhileServerStalls(t *testing.T) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, data(textChunk("thinking")))
 		w.(http.Flusher).Flush()
-		stall(r)
+		wiretest.Stall(r)
 	}))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ch, err := p.Stream(ctx, hello())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ev := <-ch; ev.Kind != provider.TextDelta {
-		t.Fatalf("first event %+v", ev)
-	}
-	cancel()
-	start := time.Now()
-	var last provider.Event
-	for {
-		select {
-		case ev, ok := <-ch:
-			if ok {
-				last = ev
-				continue
-			}
-		case <-time.After(time.Second):
-			t.Fatal("stream still open 1s after cancel")
-		}
-		break
-	}
-	if time.Since(start) > time.Second {
-		t.Fatalf("closed after %v", time.Since(start))
-	}
-	if last.Kind != provider.ErrorEvent || !errors.Is(last.Err, context.Canceled) {
-		t.Fatalf("last event %+v", last)
-	}
+	wiretest.StopsWhenCancelled(t, p, provider.TextDelta)
 }
 
 func TestCancelBeforeHeaders(t *testing.T) {
-	p := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { stall(r) }))
+	p := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { wiretest.Stall(r) }))
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	ch, err := p.Stream(ctx, hello())
+	ch, err := p.Stream(ctx, wiretest.Hello())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := lastErr(t, collect(t, ch)); !errors.Is(err, context.DeadlineExceeded) {
+	if err := wiretest.LastErr(t, wiretest.Collect(t, ch)); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("error %q", err)
 	}
 }
@@ -498,12 +359,12 @@ func TestInfoListsModels(t *testing.T) {
 }
 
 func TestInfoNotReady(t *testing.T) {
-	p := newServer(t, status(401, `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","code":"invalid_api_key"}}`))
+	p := newServer(t, wiretest.Status(401, `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","code":"invalid_api_key"}}`))
 	info := p.Info(context.Background())
 	if info.Ready || !strings.Contains(info.Reason, "refused the API key") {
 		t.Fatalf("info %+v", info)
 	}
-	empty := newServer(t, status(200, `{"object":"list","data":[]}`))
+	empty := newServer(t, wiretest.Status(200, `{"object":"list","data":[]}`))
 	empty.cfg.DefaultModel = ""
 	if info := empty.Info(context.Background()); info.Ready || info.Reason != "OpenAI offers no models yet." {
 		t.Fatalf("info %+v", info)
@@ -532,7 +393,7 @@ func TestConnectionRefused(t *testing.T) {
 	if info.Ready || info.Reason != want {
 		t.Fatalf("info %+v", info)
 	}
-	err := lastErr(t, stream(t, p, hello()))
+	err := wiretest.LastErr(t, wiretest.Stream(t, p, wiretest.Hello()))
 	if !errors.Is(err, provider.ErrNotReady) || err.Error() != want {
 		t.Fatalf("error %q", err)
 	}
@@ -540,7 +401,7 @@ func TestConnectionRefused(t *testing.T) {
 
 func TestStreamNeedsAModel(t *testing.T) {
 	p := New(LMStudio())
-	if _, err := p.Stream(context.Background(), hello()); !errors.Is(err, provider.ErrNotReady) {
+	if _, err := p.Stream(context.Background(), wiretest.Hello()); !errors.Is(err, provider.ErrNotReady) {
 		t.Fatalf("err %v", err)
 	}
 }

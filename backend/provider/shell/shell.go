@@ -110,7 +110,7 @@ func (s *Shell) Execute(ctx context.Context, run *taskrun.Run) (taskrun.Outcome,
 	code := state.ExitCode()
 	out := taskrun.Outcome{Summary: summary}
 	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		sig := signalName(ws.Signal())
+		sig := procgroup.SignalName(ws.Signal())
 		run.Progress("", "Killed by "+sig)
 		return out, fmt.Errorf("killed by %s", sig)
 	}
@@ -181,24 +181,4 @@ func lastLines(tail string) string {
 		}
 	}
 	return s
-}
-
-func signalName(sig syscall.Signal) string {
-	switch sig {
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGKILL:
-		return "SIGKILL"
-	case syscall.SIGINT:
-		return "SIGINT"
-	case syscall.SIGHUP:
-		return "SIGHUP"
-	case syscall.SIGSEGV:
-		return "SIGSEGV"
-	case syscall.SIGABRT:
-		return "SIGABRT"
-	case syscall.SIGPIPE:
-		return "SIGPIPE"
-	}
-	return fmt.Sprintf("signal %d", int(sig))
 }
