@@ -44,10 +44,11 @@ run: setup build ## build and start Conch: the window with a display, else `conc
 		exec $(BIN) serve $(ARGS); \
 	fi
 
-test: setup ## everything CI runs: vet, Go tests (-race), frontend check and tests, build, browser e2e, desktop smoke
+test: setup ## everything CI runs: vet, Go tests (-race), frontend check, lint and tests, build, browser e2e, desktop smoke
 	@$(STEP) "go vet" go vet ./...
 	@$(STEP) "go test -race" go test $(GOTESTFLAGS) ./...
 	@$(STEP) "frontend check" npm --prefix frontend run check
+	@$(STEP) "frontend lint" npm --prefix frontend run lint
 	@$(STEP) "frontend test" npm --prefix frontend test
 	@$(STEP) "build" $(MAKE) --no-print-directory build
 	@$(STEP) "browser e2e" env CONCH_BIN=$(CURDIR)/$(BIN) npm --prefix frontend run e2e

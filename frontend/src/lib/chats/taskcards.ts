@@ -159,6 +159,11 @@ export function cardView(item: Pick<TaskCardItem, 'taskId' | 'event' | 'lastAt' 
   };
 }
 
+/** The card of a task the tasks page shows: its live record. */
+export function taskView(t: Task): CardView {
+  return cardView({ taskId: t.id, event: { taskId: t.id, taskKind: t.kind, status: t.status, title: t.title }, firstAt: t.createdAt, lastAt: t.endedAt ?? '', startedAt: t.startedAt }, t);
+}
+
 /** How many of each status, as a group's header says it: "2 working · 1 done". */
 export function groupTally(views: readonly Pick<CardView, 'status'>[]): string {
   const words: [Status, (n: number) => string][] = [
