@@ -4,7 +4,10 @@ import (
 	"conch/backend/ask"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -144,6 +147,35 @@ func TestTitleFrom(t *testing.T) {
 	for in, want := range cases {
 		if got := TitleFrom(in); got != want {
 			t.Errorf("TitleFrom(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// docs/state-machine.md draws exactly the transition table: every edge it
+// draws is allowed, and every allowed change is drawn.
+func TestTheStateMachineDocMatchesTheTable(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "state-machine.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edge := regexp.MustCompile(`^\s+([a-z_]+) --> ([a-z_]+):`)
+	drawn := map[[2]Status]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		m := edge.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		from, to := Status(strings.ReplaceAll(m[1], "_", "-")), Status(strings.ReplaceAll(m[2], "_", "-"))
+		if !CanTransition(from, to) {
+			t.Errorf("the doc draws %s → %s, which the table refuses", from, to)
+		}
+		drawn[[2]Status{from, to}] = true
+	}
+	for from, tos := range transitions {
+		for _, to := range tos {
+			if !drawn[[2]Status{from, to}] {
+				t.Errorf("the table allows %s → %s, which the doc does not draw", from, to)
+			}
 		}
 	}
 }
