@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 
 	"conch/backend/budget"
 	"conch/backend/chat"
@@ -38,6 +39,7 @@ type App struct {
 	alerts   *notify.Service
 	notifier notify.Notifier
 	svc      *service.Service
+	mark     string // this home's process mark
 
 	mu     sync.Mutex
 	onOpen func() // brings the window forward (desktop only)
@@ -54,17 +56,13 @@ func openApp(ctx context.Context, home string, served bool) (*App, error) {
 	}
 	// Every process a task or chat starts carries this home's mark, and
 	// healing ends only what carries it: never a copy of this home's.
-	mark, err := procmark.HomeMark(home, dbPath)
-	if err != nil {
-		_ = st.Close()
-		return nil, err
-	}
+	mark := procmark.HomeMark(home, dbPath)
 	userHome, err := os.UserHomeDir()
 	if err != nil {
 		userHome = home
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	a := &App{home: home, store: st, bus: event.NewBus()}
+	a := &App{home: home, store: st, bus: event.NewBus(), mark: mark}
 	health := service.Health{StorePath: dbPath, Served: served}
 	// A stored provider that cannot be read is left out and told by the doctor.
 	providers, err := registry.New(ctx, registry.Config{Store: st})
@@ -123,6 +121,8 @@ func (a *App) close() error {
 	a.alerts.Stop()
 	_ = a.notifier.Close()
 	a.bus.Close()
+	// Nothing a task or chat started outlives Conch, wherever it went.
+	procmark.Signal(procmark.Mark{Home: a.mark}, syscall.SIGKILL)
 	return a.store.Close()
 }
 

@@ -196,10 +196,7 @@ func TestACopyOfAHomeNeverEndsTheOriginalsProcesses(t *testing.T) {
 	a := start(t, homeA)
 	ta := a.create(t, "sleep 307", t.TempDir())
 	a.waitTask(t, ta.ID, func(t task.Task) bool { return t.Status == task.Running && t.Pid > 0 })
-	markA, err := procmark.HomeMark(homeA, filepath.Join(homeA, "conch.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	markA := procmark.HomeMark(homeA, filepath.Join(homeA, "conch.db"))
 	aProcs := func() int { return len(procmark.Find(procmark.Mark{Home: markA, Task: ta.ID})) }
 	if aProcs() == 0 {
 		t.Fatal("the first home's task has no marked process")
@@ -215,9 +212,9 @@ func TestACopyOfAHomeNeverEndsTheOriginalsProcesses(t *testing.T) {
 	if healed.Status != task.Interrupted {
 		t.Fatalf("the copy's record of the task: %s", healed.Status)
 	}
-	markB, err := procmark.HomeMark(homeB, filepath.Join(homeB, "conch.db"))
-	if err != nil || markB == markA {
-		t.Fatalf("the copy has the original's mark: %q %v", markB, err)
+	markB := procmark.HomeMark(homeB, filepath.Join(homeB, "conch.db"))
+	if markB == markA {
+		t.Fatalf("the copy has the original's mark: %q", markB)
 	}
 	tb := b.create(t, "sleep 308", t.TempDir())
 	b.waitTask(t, tb.ID, func(t task.Task) bool { return t.Status == task.Running && t.Pid > 0 })
@@ -319,5 +316,50 @@ func TestAnUnknownFallbackIsRefused(t *testing.T) {
 	}
 	if s.call(t, "GET", "/api/preferences", "", &prefs); prefs.LimitFallback != "" {
 		t.Fatalf("the refused fallback was saved: %q", prefs.LimitFallback)
+	}
+}
+
+// Stopping a task ends every process it started within two seconds, a
+// grandchild in a session of its own too; and nothing a task started
+// outlives Conch's own exit.
+func TestStopAndExitEndTheWholeTree(t *testing.T) {
+	home := t.TempDir()
+	s := start(t, home)
+	mark := procmark.Mark{Home: procmark.HomeMark(home, filepath.Join(home, "conch.db"))}
+	tree := func(id string) int { m := mark; m.Task = id; return len(procmark.Find(m)) }
+	tk := s.create(t, "setsid sleep 313 & sleep 314 & wait", t.TempDir())
+	s.waitTask(t, tk.ID, func(t task.Task) bool { return t.Status == task.Running })
+	deadline := time.Now().Add(5 * time.Second)
+	for tree(tk.ID) < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the task's tree never came up (%d processes)", tree(tk.ID))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	began := time.Now()
+	if code := s.call(t, "POST", "/api/tasks/"+tk.ID+"/stop", "", nil); code != 200 {
+		t.Fatalf("stop: %d", code)
+	}
+	for tree(tk.ID) > 0 {
+		if time.Since(began) > 2*time.Second {
+			t.Fatalf("%d processes of the stopped task still run after 2 s", tree(tk.ID))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	// Conch exits while a task runs: its whole tree goes with it.
+	tk2 := s.create(t, "setsid sleep 315 & sleep 316 & wait", t.TempDir())
+	s.waitTask(t, tk2.ID, func(t task.Task) bool { return t.Status == task.Running })
+	for tree(tk2.ID) < 3 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	_, _ = s.cmd.Process.Wait()
+	deadline = time.Now().Add(3 * time.Second)
+	for len(procmark.Find(mark)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d processes of this home outlived Conch", len(procmark.Find(mark)))
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

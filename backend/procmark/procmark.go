@@ -8,6 +8,7 @@
 package procmark
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -24,14 +25,25 @@ const (
 	EnvTask = "CONCH_TASK_ID"
 	// EnvChat names the chat a process works for.
 	EnvChat = "CONCH_CHAT_ID"
+	// EnvRun names the one command or CLI run a process belongs to, so a
+	// stop ends that run's whole tree and nothing else of its chat.
+	EnvRun = "CONCH_RUN_ID"
 )
 
 // Mark is what a process started by Conch carries. Home is always set;
-// Task and Chat name what it works for (a task's own chat has both).
+// Task and Chat name what it works for (a task's own chat has both), Run
+// the one command or CLI run that started it.
 type Mark struct {
 	Home string
 	Task string
 	Chat string
+	Run  string
+}
+
+// WithRun is m with a new run id: the mark of one command or CLI run.
+func (m Mark) WithRun() Mark {
+	m.Run = newID()
+	return m
 }
 
 // Env returns base without any mark it carried (a Conch started by a task
@@ -39,7 +51,7 @@ type Mark struct {
 func (m Mark) Env(base []string) []string {
 	out := make([]string, 0, len(base)+3)
 	for _, kv := range base {
-		if strings.HasPrefix(kv, EnvHome+"=") || strings.HasPrefix(kv, EnvTask+"=") || strings.HasPrefix(kv, EnvChat+"=") {
+		if isMarkVar(kv) {
 			continue
 		}
 		out = append(out, kv)
@@ -53,13 +65,25 @@ func (m Mark) Env(base []string) []string {
 	if m.Chat != "" {
 		out = append(out, EnvChat+"="+m.Chat)
 	}
+	if m.Run != "" {
+		out = append(out, EnvRun+"="+m.Run)
+	}
 	return out
 }
 
+func isMarkVar(kv string) bool {
+	for _, k := range []string{EnvHome, EnvTask, EnvChat, EnvRun} {
+		if strings.HasPrefix(kv, k+"=") {
+			return true
+		}
+	}
+	return false
+}
+
 // Matches reports whether a process environment (NUL-separated, as
-// /proc/<pid>/environ holds it) carries m: its home, and its task and chat
-// where m names them. A mark without a home matches nothing, so a caller
-// that forgot to say which home never ends another's processes.
+// /proc/<pid>/environ holds it) carries m: its home, and its task, chat and
+// run where m names them. A mark without a home matches nothing, so a
+// caller that forgot to say which home never ends another's processes.
 func (m Mark) Matches(environ []byte) bool {
 	if m.Home == "" {
 		return false
@@ -67,7 +91,7 @@ func (m Mark) Matches(environ []byte) bool {
 	vars := map[string]string{}
 	for _, kv := range strings.Split(string(environ), "\x00") {
 		k, v, ok := strings.Cut(kv, "=")
-		if ok && (k == EnvHome || k == EnvTask || k == EnvChat) {
+		if ok && (k == EnvHome || k == EnvTask || k == EnvChat || k == EnvRun) {
 			vars[k] = v
 		}
 	}
@@ -80,26 +104,36 @@ func (m Mark) Matches(environ []byte) bool {
 	if m.Chat != "" && vars[EnvChat] != m.Chat {
 		return false
 	}
+	if m.Run != "" && vars[EnvRun] != m.Run {
+		return false
+	}
 	return true
+}
+
+func newID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // HomeMark names the home at dir, whose store is the file db: the folder's
 // real path and the store file's identity (device and inode where the OS
 // has them). A copy of the home has the same records but another path and
-// another file, so it gets another mark.
-func HomeMark(dir, db string) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("home mark: %w", err)
+// another file, so it gets another mark. A store that cannot be looked at
+// leaves the path alone to tell the homes apart.
+func HomeMark(dir, db string) string {
+	abs := dir
+	if a, err := filepath.Abs(dir); err == nil {
+		abs = a
 	}
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
 	}
-	fi, err := os.Stat(db)
-	if err != nil {
-		return "", fmt.Errorf("home mark: %w", err)
+	id := ""
+	if fi, err := os.Stat(db); err == nil {
+		id = fileID(fi)
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s", abs, fileID(fi))
-	return hex.EncodeToString(h.Sum(nil))[:32], nil
+	fmt.Fprintf(h, "%s\x00%s", abs, id)
+	return hex.EncodeToString(h.Sum(nil))[:32]
 }

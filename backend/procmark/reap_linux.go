@@ -6,47 +6,25 @@ import (
 	"syscall"
 )
 
-// Find lists the live processes that carry m (never this process).
-func Find(m Mark) []int {
-	if m.Home == "" {
-		return nil
-	}
+// environOf reads a process's environment (NUL-separated).
+func environOf(pid int) ([]byte, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	return b, err == nil
+}
+
+// pids lists the live processes.
+func pids() []int {
 	dirs, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	var pids []int
+	out := make([]int, 0, len(dirs))
 	for _, d := range dirs {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		if carries(pid, m) {
-			pids = append(pids, pid)
+		if pid, err := strconv.Atoi(d.Name()); err == nil {
+			out = append(out, pid)
 		}
 	}
-	return pids
+	return out
 }
 
-func carries(pid int, m Mark) bool {
-	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	return err == nil && m.Matches(env)
-}
-
-// Reap ends what a Conch that died left behind for m: the process group
-// pgid if its leader carries m (pgid 0: none recorded), then every other
-// process that carries m, wherever its group or session. It reports how
-// many processes it signalled.
-func Reap(m Mark, pgid int) int {
-	n := 0
-	if pgid > 0 && carries(pgid, m) {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		n++
-	}
-	for _, pid := range Find(m) {
-		if syscall.Kill(pid, syscall.SIGKILL) == nil {
-			n++
-		}
-	}
-	return n
-}
+func kill(pid int, sig syscall.Signal) error { return syscall.Kill(pid, sig) }

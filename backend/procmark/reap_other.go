@@ -1,12 +1,18 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package procmark
 
-// Find lists the live processes that carry m; only Linux can read another
-// process's environment, so elsewhere it finds none.
+import "syscall"
+
+// Find lists the live processes that carry m. Windows has no way for
+// Conch to read another process's environment, so it finds none: there
+// every command runs in a job object that ends its whole tree instead
+// (internal/proctree).
 func Find(Mark) []int { return nil }
 
-// Reap ends what a Conch that died left behind for m. Elsewhere than Linux
-// marks cannot be read, so nothing is signalled: the OS ends a dead Conch's
-// direct children, and a recorded pid alone is never trusted.
+// Signal reaches no process where marks cannot be read.
+func Signal(Mark, syscall.Signal) int { return 0 }
+
+// Reap ends nothing where marks cannot be read: a recorded pid alone is
+// never trusted, and the OS ends a job object's processes with Conch.
 func Reap(Mark, int) int { return 0 }

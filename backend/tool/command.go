@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"conch/backend/internal/procgroup"
+	"conch/backend/internal/proctree"
 )
 
 // Command bounds: what the model gets back of a command's output (the first
@@ -22,7 +22,7 @@ const (
 	maxCommandOutput = 64 << 10
 	defaultTimeout   = 10 * time.Minute
 	maxTimeout       = time.Hour
-	defaultGrace     = 2 * time.Second
+	defaultGrace     = 1500 * time.Millisecond
 )
 
 var runCommand = Tool{
@@ -75,39 +75,36 @@ func run(ctx context.Context, env Env, dir, command string, timeout time.Duratio
 	}
 	cmd := exec.Command(bash, "-c", command)
 	cmd.Dir = dir
-	cmd.Env = env.Mark.Env(os.Environ())
+	cmd.Env = os.Environ()
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = procgroup.Attr()
 	// A background child holding the pipe open must not hold the call open
 	// once bash itself has exited.
 	cmd.WaitDelay = time.Second
-	if err := cmd.Start(); err != nil {
+	// The command's whole tree (its group and anything that moved to a
+	// session of its own) carries this run's mark, so a stop ends it all.
+	tree, err := proctree.Start(cmd, env.Mark.WithRun())
+	if err != nil {
 		return "", fmt.Errorf("run_command: start: %w", err)
 	}
-	pgid := cmd.Process.Pid
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+	defer tree.Release()
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	why := ""
 	select {
-	case <-waited:
+	case <-exited:
 	case <-ctx.Done():
 		why = "stopped"
 	case <-timer.C:
 		why = fmt.Sprintf("timed out after %s", timeout)
 	}
 	if why != "" {
-		procgroup.Signal(pgid, syscall.SIGTERM)
-		select {
-		case <-waited:
-		case <-time.After(grace):
-			procgroup.Signal(pgid, syscall.SIGKILL)
-			<-waited
-		}
+		tree.Stop(grace, exited)
+		<-exited
 	}
-	// Whatever the command left behind in its group goes with it.
-	procgroup.Signal(pgid, syscall.SIGKILL)
+	// Whatever the command left behind goes with it.
+	tree.End()
 	text := buf.String()
 	if env.Log != nil && why != "" {
 		fmt.Fprintf(env.Log, "[%s]\n", why)

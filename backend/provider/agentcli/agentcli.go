@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"conch/backend/internal/procgroup"
+	"conch/backend/internal/proctree"
 	"conch/backend/procmark"
 	"conch/backend/provider"
 	"conch/backend/task"
@@ -44,8 +45,9 @@ var (
 	_ provider.Provider = (*Gemini)(nil)
 )
 
-// StopGrace is how long a cancelled CLI gets between SIGTERM and SIGKILL.
-const StopGrace = 5 * time.Second
+// StopGrace is how long a stopped tree has between SIGTERM and SIGKILL:
+// a stop ends everything within two seconds (SPEC §3 Processes).
+const StopGrace = 1500 * time.Millisecond
 
 // argMax is the longest prompt passed as an argument; a longer one goes
 // on stdin, since Linux caps one argument at 128 KiB.
@@ -266,6 +268,7 @@ func (e exitStatus) failure(name string) error {
 type proc struct {
 	name  string
 	cmd   *exec.Cmd
+	tree  *proctree.Tree
 	out   *bufio.Reader
 	errs  *tail
 	grace time.Duration
@@ -283,9 +286,7 @@ type proc struct {
 func start(cfg Config, name, bin string, args []string, dir string, mark procmark.Mark, input []byte) (*proc, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
-	// The mark goes to the CLI and so to every tool it runs.
-	cmd.Env = mark.Env(cfg.environ())
-	cmd.SysProcAttr = procgroup.Attr()
+	cmd.Env = cfg.environ()
 	// A child that escaped the group and holds stdout open must not keep
 	// the stream open once the CLI itself has exited.
 	cmd.WaitDelay = time.Second
@@ -305,11 +306,18 @@ func start(cfg Config, name, bin string, args []string, dir string, mark procmar
 		return nil, err
 	}
 	p.stdin = stdin
-	if err := cmd.Start(); err != nil {
+	// The run's mark goes to the CLI and so to every tool it runs, even
+	// one it starts in a session of its own: a stop ends them all.
+	tree, err := proctree.Start(cmd, mark.WithRun())
+	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
+	p.tree = tree
 	go func() {
 		_ = cmd.Wait()
+		// What the CLI left running (a tool's background child) goes with it.
+		tree.End()
+		tree.Release()
 		pw.Close()
 		close(p.exited)
 	}()
@@ -345,20 +353,12 @@ func (p *proc) closeStdin() {
 	}
 }
 
-// terminate sends SIGTERM to the group, then SIGKILL after the grace
-// period if the CLI has not exited; it returns at once.
+// terminate sends SIGTERM to the CLI's whole tree (its tools too, even
+// one in a session of its own), then SIGKILL after the grace period; it
+// returns at once.
 func (p *proc) terminate() {
 	p.stop.Do(func() {
-		pgid := p.cmd.Process.Pid
-		procgroup.Signal(pgid, syscall.SIGTERM)
-		go func() {
-			select {
-			case <-p.exited:
-			case <-time.After(p.grace):
-			}
-			// Also reaches children left in the group after the CLI went.
-			procgroup.Signal(pgid, syscall.SIGKILL)
-		}()
+		go p.tree.Stop(p.grace, p.exited)
 	})
 }
 

@@ -15,12 +15,14 @@ import (
 
 	"conch/backend/ask"
 	"conch/backend/internal/procgroup"
+	"conch/backend/internal/proctree"
 	"conch/backend/task"
 	"conch/backend/taskrun"
 )
 
-// StopGrace is how long a stopped command gets between SIGTERM and SIGKILL.
-const StopGrace = 5 * time.Second
+// StopGrace is how long a stopped tree has between SIGTERM and SIGKILL:
+// a stop ends everything within two seconds (SPEC §3 Processes).
+const StopGrace = 1500 * time.Millisecond
 
 // summaryBytes bounds a task's summary: the last lines of its output.
 const summaryBytes = 2000
@@ -79,28 +81,34 @@ func (s *Shell) Execute(ctx context.Context, run *taskrun.Run) (taskrun.Outcome,
 	}
 	cmd := exec.Command(bash, "-c", t.Text)
 	cmd.Dir = t.Cwd
-	cmd.Env = run.Mark.Env(os.Environ())
+	cmd.Env = os.Environ()
 	cmd.Stdout = run.Output
 	cmd.Stderr = run.Output
-	cmd.SysProcAttr = procgroup.Attr()
 	// A background child that keeps the output pipe open must not hold the
 	// task open for ever once bash itself has exited.
 	cmd.WaitDelay = time.Second
 	run.Progress("Running "+short, "Started "+short)
-	if err := cmd.Start(); err != nil {
+	// The whole tree carries the task's mark and this run's, so a stop (or
+	// healing after a crash) ends all of it, wherever a child went.
+	tree, err := proctree.Start(cmd, run.Mark.WithRun())
+	if err != nil {
 		return taskrun.Outcome{}, fmt.Errorf("start %s: %w", short, err)
 	}
-	pgid := cmd.Process.Pid
-	run.Started(pgid)
+	defer tree.Release()
+	run.Started(tree.Pid())
 
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+	exited := make(chan struct{})
 	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
 	select {
-	case waitErr = <-waited:
+	case <-exited:
 	case <-ctx.Done():
-		waitErr = s.stop(pgid, waited)
+		tree.Stop(s.grace(), exited)
+		<-exited
 	}
+	// What the command left running goes with it: a task is over when its
+	// command is.
+	tree.End()
 
 	summary := lastLines(run.Tail(summaryBytes * 2))
 	state := cmd.ProcessState
@@ -123,22 +131,12 @@ func (s *Shell) Execute(ctx context.Context, run *taskrun.Run) (taskrun.Outcome,
 	return out, nil
 }
 
-// stop sends SIGTERM to the group, then SIGKILL after the grace period.
-func (s *Shell) stop(pgid int, waited <-chan error) error {
-	grace := s.Grace
-	if grace == 0 {
-		grace = StopGrace
+// grace is how long a stopped command has between SIGTERM and SIGKILL.
+func (s *Shell) grace() time.Duration {
+	if s.Grace == 0 {
+		return StopGrace
 	}
-	procgroup.Signal(pgid, syscall.SIGTERM)
-	select {
-	case err := <-waited:
-		// bash may be gone while others in its group still run.
-		procgroup.Signal(pgid, syscall.SIGKILL)
-		return err
-	case <-time.After(grace):
-	}
-	procgroup.Signal(pgid, syscall.SIGKILL)
-	return <-waited
+	return s.Grace
 }
 
 func (s *Shell) tilde(dir string) string {

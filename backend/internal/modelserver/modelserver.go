@@ -1,0 +1,99 @@
+// Package modelserver serves the model APIs that the coding-agent CLIs
+// call (Anthropic Messages for Claude Code, OpenAI Responses for Codex,
+// Gemini streamGenerateContent for Gemini CLI) from a scripted brain, on
+// loopback, in each API's real wire format: streamed SSE chunks, tool
+// calls, usage, and error answers such as 429. Tests run the real CLIs
+// against it; it is the only fake, at the network edge Conch cannot reach.
+package modelserver
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"sync"
+)
+
+// Turn is one request a CLI made, in a form common to the three APIs.
+type Turn struct {
+	// Model is the model the CLI asked for.
+	Model string
+	// System is the system prompt (instructions), joined.
+	System string
+	// Messages are the conversation so far, oldest first.
+	Messages []Message
+	// Tools are the names of the tools the CLI offered the model.
+	Tools []string
+}
+
+// Message is one message of a Turn.
+type Message struct {
+	// Role is "user", "assistant" or "tool" (a tool's result).
+	Role string
+	// Text is the message's text (a tool result's output).
+	Text string
+	// Calls are the tool calls of an assistant message.
+	Calls []Call
+	// CallID names the call a tool result answers.
+	CallID string
+}
+
+// Call is a tool call, asked for by the model or seen in the history.
+type Call struct {
+	ID   string
+	Name string
+	// Args is the JSON object of its arguments.
+	Args json.RawMessage
+}
+
+// Reply is what the brain answers a Turn with: text, tool calls, or an
+// HTTP error (Status non-zero: Body is sent as it is, with Headers).
+type Reply struct {
+	Text    string
+	Calls   []Call
+	Status  int
+	Body    string
+	Headers map[string]string
+}
+
+// Brain scripts the model: it sees each turn and says what to answer.
+type Brain func(Turn) Reply
+
+// Server is a scripted model server on loopback.
+type Server struct {
+	*httptest.Server
+	mu    sync.Mutex
+	turns []Turn
+}
+
+// Turns are the requests it has answered so far, oldest first.
+func (s *Server) Turns() []Turn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Turn(nil), s.turns...)
+}
+
+func (s *Server) record(t Turn) {
+	s.mu.Lock()
+	s.turns = append(s.turns, t)
+	s.mu.Unlock()
+}
+
+// Results are the tool results in a turn's messages, oldest first.
+func (t Turn) Results() []Message {
+	var out []Message
+	for _, m := range t.Messages {
+		if m.Role == "tool" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// FirstUser is the text of the first user message.
+func (t Turn) FirstUser() string {
+	for _, m := range t.Messages {
+		if m.Role == "user" {
+			return m.Text
+		}
+	}
+	return ""
+}
