@@ -384,3 +384,92 @@ func TestClaudeWriteAcceptEdits(t *testing.T) {
 	t.Logf("tool result text: %q", rs[0].Text)
 	dumpRequests(t, srv)
 }
+
+// permissionTools are the tools of the tests' MCP server "conch": the
+// permission prompt tool and a result tool Conch could offer.
+var permissionTools = []mcpTool{
+	{
+		Name:        "approve",
+		Description: "Decides whether a tool call may run.",
+		InputSchema: map[string]any{"type": "object", "properties": map[string]any{
+			"tool_name":   map[string]any{"type": "string"},
+			"input":       map[string]any{"type": "object"},
+			"tool_use_id": map[string]any{"type": "string"},
+		}, "required": []string{"tool_name", "input"}},
+	},
+	{
+		Name:        "report_result",
+		Description: "Reports the task's result to Conch.",
+		InputSchema: map[string]any{"type": "object", "properties": map[string]any{
+			"summary": map[string]any{"type": "string"},
+			"ok":      map[string]any{"type": "boolean"},
+		}, "required": []string{"summary", "ok"}},
+	},
+}
+
+// TestExplorePermission: CONCH_EXPLORE=1 CONCH_EXPLORE_MODE=<mode> CONCH_EXPLORE_TOOL=Write|Bash CONCH_EXPLORE_ANSWER=<json>
+func TestExplorePermission(t *testing.T) {
+	if os.Getenv("CONCH_EXPLORE") == "" {
+		t.Skip("set CONCH_EXPLORE=1")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hello.txt")
+	tool := os.Getenv("CONCH_EXPLORE_TOOL")
+	answer := os.Getenv("CONCH_EXPLORE_ANSWER")
+	srv := New(t, func(turn modelserver.Turn) modelserver.Reply {
+		if res := turn.Results(); len(res) > 0 {
+			return modelserver.Reply{Text: "done: " + res[len(res)-1].Text}
+		}
+		var args []byte
+		switch tool {
+		case "Bash":
+			args, _ = json.Marshal(map[string]string{"command": "echo hi > " + path, "description": "Write hi to a file"})
+		case "report":
+			args, _ = json.Marshal(map[string]any{"summary": "all good", "ok": true})
+			return modelserver.Reply{Calls: []modelserver.Call{{ID: "toolu_x_1", Name: "mcp__conch__report_result", Args: args}}}
+		default:
+			tool = "Write"
+			args, _ = json.Marshal(map[string]string{"file_path": path, "content": "hi\n"})
+		}
+		return modelserver.Reply{Calls: []modelserver.Call{{ID: "toolu_x_1", Name: tool, Args: args}}}
+	})
+	mcp := newMCPServer(t, permissionTools, func(name string, args json.RawMessage) mcpResult {
+		if name == "report_result" {
+			return mcpResult{Text: "recorded"}
+		}
+		return mcpResult{Text: answer}
+	})
+	args := []string{"--mcp-config", mcp.config(t, "conch"), "--strict-mcp-config"}
+	if os.Getenv("CONCH_EXPLORE_NOPROMPT") == "" {
+		args = append(args, "--permission-prompt-tool", "mcp__conch__approve")
+	}
+	if m := os.Getenv("CONCH_EXPLORE_MODE"); m != "" {
+		args = append(args, "--permission-mode", m)
+	}
+	args = append(args, strings.Fields(os.Getenv("CONCH_EXPLORE_ARGS"))...)
+	r := startClaude(t, srv, runOpts{dir: dir, args: args})
+	r.send("Create hello.txt.")
+	_, res := r.result(0, 90*time.Second)
+	r.finish(20 * time.Second)
+	_, statErr := os.Stat(path)
+	t.Logf("file exists: %v", statErr == nil)
+	t.Logf("RESULT: %s", jsonString(res))
+	for _, c := range mcp.calls_() {
+		t.Logf("MCP CALL %s %s", c.Name, c.Args)
+	}
+	for _, m := range r.all() {
+		if m["type"] == "user" || m["type"] == "assistant" {
+			t.Logf("LINE %s", jsonString(m))
+		}
+		if m["type"] == "system" && m["subtype"] == "init" {
+			t.Logf("INIT tools=%v mcp_servers=%v permissionMode=%v", m["tools"], jsonString(m["mcp_servers"]), m["permissionMode"])
+		}
+		if m["type"] == "system" && m["subtype"] != "init" {
+			t.Logf("SYSTEM %s", jsonString(m))
+		}
+	}
+	for _, turn := range srv.Turns() {
+		t.Logf("TURN tools=%v results=%+v", turn.Tools, turn.Results())
+	}
+	dumpRequests(t, srv)
+}
