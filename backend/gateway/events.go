@@ -44,13 +44,15 @@ func (g *Gateway) events(w http.ResponseWriter, r *http.Request) {
 	_ = rc.SetWriteDeadline(time.Time{})
 	// Host and Origin were checked in ServeHTTP against the served origin,
 	// which is stricter than the library's same-host check.
+	// Subscribing before the handshake ends means no event published once
+	// the client sees the stream open is lost to it.
+	sub := g.cfg.Bus.Subscribe(eventBuffer)
+	defer sub.Close()
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
 		return // Accept has answered the request
 	}
 	defer c.CloseNow()
-	sub := g.cfg.Bus.Subscribe(eventBuffer)
-	defer sub.Close()
 	// ctx ends when the client leaves or is dropped by the bus, so a write
 	// stuck on a client that does not read ends at once.
 	ctx, cancel := context.WithCancel(c.CloseRead(r.Context()))
