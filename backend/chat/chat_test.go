@@ -85,7 +85,7 @@ func (s *scripted) Stream(ctx context.Context, req provider.Request) (<-chan pro
 			}
 		}
 		if r.ask != "" {
-			ok, err := req.Ask(ctx, "Bash", r.ask)
+			ok, err := req.Ask(ctx, provider.Action{Tool: "Bash", Detail: r.ask, Effect: "command"})
 			if err != nil {
 				send(provider.Event{Kind: provider.ErrorEvent, Err: err})
 				return

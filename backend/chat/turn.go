@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"sort"
 	"strings"
 	"time"
 
@@ -170,21 +171,28 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) (end turnEnd) {
 			model = info.Models.Default
 		}
 		m.progress(e, "Thinking", "")
-		res := m.stream(ctx, e, p, provider.Request{
+		req := provider.Request{
 			Model: model, System: systemPrompt(c) + extraPrompt, Messages: history, Tools: tools.Specs(),
 			Mode: c.Mode, Cwd: c.Cwd, Mark: m.markOf(c),
-			// A coding agent runs its own tools and routes its asks here.
-			Ask: func(ctx context.Context, toolName, detail string) (bool, error) {
-				switch ans := m.ask(ctx, e, "", toolName, detail); ans {
-				case ask.Allowed:
-					return true, nil
-				case ask.Stopped:
-					return false, context.Cause(ctx)
-				default:
-					return false, nil
-				}
+			// A coding agent runs its own tools; each of its steps comes
+			// here first, to the same gate and guard as Conch's tools.
+			Ask: func(ctx context.Context, a provider.Action) (bool, error) {
+				return m.permit(ctx, e, a)
 			},
-		})
+		}
+		if info.Category == provider.CodingAgent {
+			// A coding agent runs its own tools (files, commands) and has
+			// only Conch's own over MCP: the hand-off tools, or a task's
+			// report_result, run here through the gate like any call. Its
+			// prompt speaks of nothing else.
+			offered := m.agentTools(tools)
+			req.System = agentPrompt(c, offered) + extraPrompt
+			req.Tools = offered.Specs()
+			req.Call = func(ctx context.Context, name string, args json.RawMessage) (string, bool) {
+				return m.agentCall(ctx, e, offered, name, args)
+			}
+		}
+		res := m.stream(ctx, e, p, req)
 		cost := 0.0
 		if res.usage != nil && info.Category != provider.LocalModel {
 			prices := m.cfg.Prices
@@ -233,6 +241,9 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) (end turnEnd) {
 			return failed(providerNotice(name(info, c.Provider), res.err), res.err)
 		}
 		if len(res.calls) == 0 {
+			if report.summary != nil { // a coding agent reported over MCP
+				return turnEnd{reply: reply, report: report.summary}
+			}
 			return turnEnd{reply: reply}
 		}
 		for i, call := range res.calls {
@@ -252,6 +263,78 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) (end turnEnd) {
 			return turnEnd{reply: reply, report: report.summary}
 		}
 	}
+}
+
+// permit decides a coding agent's step as the gate would one of Conch's
+// calls: it runs at once, is refused, or asks the person. A step that
+// reads from outside taints the chat, as the guard would.
+func (m *Manager) permit(ctx context.Context, e *entry, a provider.Action) (bool, error) {
+	c := m.snapshot(e)
+	allowed := false
+	switch Gate(c.Mode, tool.Effect(a.Effect), c.Tainted) {
+	case Run:
+		allowed = true
+	case Refuse:
+		m.progress(e, "", "Refused "+strings.TrimSuffix(a.Detail, "?")+" in plan mode")
+	case AskFirst:
+		detail := a.Detail
+		if c.Tainted {
+			detail += " (the chat is tainted, so every side effect asks)"
+		}
+		switch m.ask(ctx, e, "", a.Tool, detail) {
+		case ask.Allowed:
+			allowed = true
+		case ask.Stopped:
+			return false, context.Cause(ctx)
+		}
+	}
+	if allowed {
+		if taints, why := agentTaints(a, c.Cwd); taints {
+			m.taint(e, why)
+		}
+	}
+	return allowed, nil
+}
+
+// agentTaints is the guard for a coding agent's step: a command is read as
+// run_command would be, a step that reaches the network as fetch_url.
+func agentTaints(a provider.Action, dir string) (bool, string) {
+	switch {
+	case a.Command != "":
+		args, _ := json.Marshal(map[string]string{"command": a.Command})
+		return Taints("run_command", args, dir)
+	case a.Effect == string(tool.Network):
+		what := a.URL
+		if what == "" {
+			what = a.Detail
+		}
+		return true, fmt.Sprintf("%s reached the network (%s)", a.Tool, what)
+	}
+	return false, ""
+}
+
+// agentTools are the tools a coding agent gets over MCP: Conch's own, not
+// the host tools it has better versions of itself.
+func (m *Manager) agentTools(tools tool.Set) tool.Set {
+	out := tool.Set{}
+	for name, t := range tools {
+		if _, host := m.cfg.Tools[name]; !host {
+			out[name] = t
+		}
+	}
+	return out
+}
+
+// agentCall runs a tool a coding agent called over MCP: stored as a call
+// and its result in the chat, through the gate, as an API model's would.
+func (m *Manager) agentCall(ctx context.Context, e *entry, tools tool.Set, name string, args json.RawMessage) (string, bool) {
+	call := provider.ToolCall{ID: "mcp_" + uuid.NewString(), Name: name, Arguments: args}
+	if _, err := m.update(e, nil, m.callMessage(tools, call)); err != nil {
+		return "Conch could not record the call: " + err.Error(), true
+	}
+	res := m.runCall(ctx, e, tools, call)
+	_, _ = m.update(e, nil, m.resultMessage(res))
+	return res.Output, res.IsError
 }
 
 // settleCalls records "stopped before it ran" for calls[from:], so the
@@ -297,17 +380,38 @@ func providerNotice(who string, err error) string {
 	return fmt.Sprintf("%s failed: %v", who, err)
 }
 
-func systemPrompt(c conversation.Conversation) string {
-	modes := map[task.Mode]string{
-		task.Plan:  "plan: you may only read; side effects are refused",
-		task.Ask:   "ask: the person is asked before every side effect",
-		task.Edits: "edits: file edits run, commands and network access ask first",
-		task.Auto:  "auto: nothing asks",
+// agentPrompt is what a coding agent is told: where it works, its mode,
+// and the Conch tools it has (by the names it sees them under, with its
+// MCP prefix), never Conch's host tools.
+func agentPrompt(c conversation.Conversation, offered tool.Set) string {
+	var names []string
+	for name := range offered {
+		names = append(names, name)
 	}
+	sort.Strings(names)
+	tools := ""
+	if len(names) > 0 {
+		tools = " Besides your own tools you have Conch's, from its MCP server \"conch\": " + strings.Join(names, ", ") + "."
+	}
+	return fmt.Sprintf("You are working for Conch, an assistant on the person's computer, in the folder %s. "+
+		"Permission mode: %s; Conch asks the person before you act when the mode says so. "+
+		"When an action is refused or declined, do not try to get around it: say what you would have done.%s "+
+		"Keep replies short.", c.Cwd, modeWords[c.Mode], tools)
+}
+
+// modeWords say what each mode allows, for a prompt.
+var modeWords = map[task.Mode]string{
+	task.Plan:  "plan: you may only read; side effects are refused",
+	task.Ask:   "ask: the person is asked before every side effect",
+	task.Edits: "edits: file edits run, commands and network access ask first",
+	task.Auto:  "auto: nothing asks",
+}
+
+func systemPrompt(c conversation.Conversation) string {
 	return fmt.Sprintf("You are Conch, an assistant on the person's computer. You work in the folder %s; "+
 		"tool paths are relative to it and cannot leave it. Permission mode: %s. "+
 		"When a tool call is refused or declined, do not try to get around it: say what you would have done. "+
-		"Keep replies short.", c.Cwd, modes[c.Mode])
+		"Keep replies short.", c.Cwd, modeWords[c.Mode])
 }
 
 // streamed is what one provider call gave.

@@ -100,11 +100,34 @@ type Request struct {
 	// Mode and Cwd matter to coding-agent CLIs, which run their own tools.
 	Mode task.Mode
 	Cwd  string
-	// Ask routes a CLI's permission question to Conch (nil: none may ask).
-	Ask func(ctx context.Context, tool, detail string) (bool, error)
+	// Ask puts a step a coding agent wants to take to Conch's gate: the
+	// chat's mode and taint decide whether it runs at once, asks the
+	// person, or is refused. It reports whether the step may run (nil:
+	// none may; the CLI then runs in its safest mode).
+	Ask func(ctx context.Context, a Action) (bool, error)
+	// Call runs one of Tools for a coding agent that called it over
+	// Conch's MCP server (nil: it gets none): the output, and whether the
+	// call failed. An API model's calls come back as ToolCallEvents
+	// instead.
+	Call func(ctx context.Context, name string, args json.RawMessage) (string, bool)
 	// Mark is what a CLI process (and so every tool it runs) carries, so
 	// healing after a crash finds them and nothing else.
 	Mark procmark.Mark
+}
+
+// Action is a step a coding agent wants to take with one of its own tools.
+type Action struct {
+	// Tool is the CLI's tool ("Bash", "Write", "shell").
+	Tool string
+	// Detail is what the person reads when asked ("Run `ls` in ~/proj").
+	Detail string
+	// Effect is what it may change: "none", "edit", "command" or
+	// "network" (the host tools' effects); unknown counts as network.
+	Effect string
+	// Command is the shell command of a command step, for the guard.
+	Command string
+	// URL is the address a network step reaches, for the guard.
+	URL string
 }
 
 // EventKind names a streamed event.

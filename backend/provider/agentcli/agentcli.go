@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -171,13 +172,24 @@ func probe(ctx context.Context, cfg Config, bin string, args ...string) (code in
 }
 
 // firstLine returns s's first non-empty line, or fallback.
+// firstLine returns s's first non-empty line without terminal escape
+// codes (a CLI colours its notices), or fallback.
 func firstLine(s, fallback string) string {
-	for _, line := range strings.Split(s, "\n") {
+	for _, line := range strings.Split(plain(s), "\n") {
 		if line = strings.TrimSpace(line); line != "" {
 			return line
 		}
 	}
 	return fallback
+}
+
+// ansi matches terminal escape sequences: CSI (colours, cursor moves) and
+// OSC (titles, links).
+var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[@-Z\\-_]`)
+
+// plain is s without terminal escape codes and carriage returns.
+func plain(s string) string {
+	return strings.ReplaceAll(ansi.ReplaceAllString(s, ""), "\r", "")
 }
 
 // prompt turns the conversation into the one text the CLI is given: the

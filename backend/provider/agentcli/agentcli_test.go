@@ -265,7 +265,17 @@ func TestSteps(t *testing.T) {
 			t.Errorf("%q, want %q", c.got, c.want)
 		}
 	}
-	if tool, detail := claudeAsk("Edit", []byte(`{"file_path":"/p/src/a.go"}`), "/p"); tool != "edit_file" || detail != "Edit src/a.go?" {
-		t.Errorf("ask %q %q", tool, detail)
+	if a := claudeAction("Edit", []byte(`{"file_path":"/p/src/a.go"}`), "/p"); a.Effect != "edit" || a.Detail != "Edit src/a.go?" {
+		t.Errorf("action %+v", a)
+	}
+}
+
+func TestReasonsLoseTheirEscapeCodes(t *testing.T) {
+	in := "\x1b[33mWarning:\x1b[0m folder is not trusted\r\n\x1b]8;;http://x\x07link\x1b]8;;\x07 more"
+	if got := firstLine(in, "x"); got != "Warning: folder is not trusted" {
+		t.Fatalf("firstLine = %q", got)
+	}
+	if got := plain("\x1b[1;31mred\x1b[m"); got != "red" {
+		t.Fatalf("plain = %q", got)
 	}
 }

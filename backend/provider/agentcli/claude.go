@@ -104,7 +104,7 @@ func (c *Claude) Stream(ctx context.Context, req provider.Request) (<-chan provi
 	}
 	var srv *askServer
 	if ask != nil {
-		if srv, err = startAskServer(ctx, ask, req.Cwd, mcpBeat); err != nil {
+		if srv, err = startAskServer(ctx, serveOpts{Ask: ask, Cwd: req.Cwd}); err != nil {
 			return nil, fmt.Errorf("claude: serve its questions: %w", err)
 		}
 		args = append(args, "--mcp-config", srv.config, "--permission-prompt-tool", askToolName)
@@ -333,31 +333,40 @@ func claudeStep(name string, raw json.RawMessage, cwd string) string {
 	return "Used " + name
 }
 
-// claudeAsk names the tool in Conch's words and phrases the question.
-func claudeAsk(name string, raw json.RawMessage, cwd string) (tool, detail string) {
+// claudeAction is the step Claude Code asks permission for, for Conch's
+// gate: what it does in the person's words, and what it may change.
+func claudeAction(name string, raw json.RawMessage, cwd string) provider.Action {
 	var in map[string]any
 	_ = json.Unmarshal(raw, &in)
 	path := relPath(cwd, orDefault(str(in, "file_path"), str(in, "notebook_path")))
 	switch name {
-	case "Bash":
+	case "Bash", "BashOutput", "KillShell", "KillBash":
+		cmd := str(in, "command")
 		if cwd == "" {
-			return "run_command", fmt.Sprintf("Run `%s`?", str(in, "command"))
+			return provider.Action{Tool: name, Detail: fmt.Sprintf("Run `%s`?", cmd), Effect: "command", Command: cmd}
 		}
-		return "run_command", fmt.Sprintf("Run `%s` in %s?", str(in, "command"), tilde(cwd))
+		return provider.Action{Tool: name, Detail: fmt.Sprintf("Run `%s` in %s?", cmd, tilde(cwd)), Effect: "command", Command: cmd}
 	case "Edit", "MultiEdit", "NotebookEdit":
-		return "edit_file", "Edit " + path + "?"
+		return provider.Action{Tool: name, Detail: "Edit " + path + "?", Effect: "edit"}
 	case "Write":
-		return "write_file", "Write " + path + "?"
+		return provider.Action{Tool: name, Detail: "Write " + path + "?", Effect: "edit"}
+	case "Read", "Glob", "Grep", "LS", "TodoWrite", "Task", "ExitPlanMode":
+		detail := "Use " + name + "?"
+		if path != "" {
+			detail = "Read " + path + "?"
+		}
+		return provider.Action{Tool: name, Detail: detail, Effect: "none"}
 	case "WebFetch":
-		return "fetch_url", "Fetch " + str(in, "url") + "?"
+		return provider.Action{Tool: name, Detail: "Fetch " + str(in, "url") + "?", Effect: "network", URL: str(in, "url")}
 	case "WebSearch":
-		return name, "Search the web for " + str(in, "query") + "?"
+		return provider.Action{Tool: name, Detail: "Search the web for " + str(in, "query") + "?", Effect: "network"}
 	}
 	args := string(raw)
 	if r := []rune(args); len(r) > 200 {
 		args = string(r[:199]) + "…"
 	}
-	return name, fmt.Sprintf("Use %s with %s?", name, args)
+	// A tool Conch does not know may do anything: it asks.
+	return provider.Action{Tool: name, Detail: fmt.Sprintf("Use %s with %s?", name, args), Effect: "network"}
 }
 
 func orDefault(s, fallback string) string {

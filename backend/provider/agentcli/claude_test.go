@@ -93,9 +93,9 @@ func askingClaude(t *testing.T, allow bool, askErr error) (*fake, []provider.Eve
 		Mode:     task.Ask,
 		Cwd:      f.cwd,
 		Messages: userSays("Run the tests"),
-		Ask: func(ctx context.Context, tool, detail string) (bool, error) {
+		Ask: func(ctx context.Context, a provider.Action) (bool, error) {
 			mu.Lock()
-			asked = append(asked, tool, detail)
+			asked = append(asked, a.Tool, a.Detail)
 			mu.Unlock()
 			return allow, askErr
 		},
@@ -127,7 +127,7 @@ func mcpConfig(t *testing.T, f *fake) string {
 func TestClaudeAskAllowed(t *testing.T) {
 	t.Parallel()
 	f, evs, asked := askingClaude(t, true, nil)
-	if want := []string{"run_command", "Run `npm test` in " + tilde(f.cwd) + "?"}; !reflect.DeepEqual(asked, want) {
+	if want := []string{"Bash", "Run `npm test` in " + tilde(f.cwd) + "?"}; !reflect.DeepEqual(asked, want) {
 		t.Errorf("asked %q, want %q", asked, want)
 	}
 	mcpConfig(t, f)
@@ -358,7 +358,7 @@ func TestClaudePlanModeRoutesNoAsks(t *testing.T) {
 	f := newFake(t).record("FAKE_OUTPUT", "claude/allowed.jsonl")
 	ch, err := NewClaude(f.config("claude")).Stream(context.Background(), provider.Request{
 		Mode: task.Plan, Cwd: f.cwd, Messages: userSays("x"),
-		Ask: func(context.Context, string, string) (bool, error) { return true, nil },
+		Ask: func(context.Context, provider.Action) (bool, error) { return true, nil },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -383,8 +383,8 @@ func TestClaudeCancelledAsk(t *testing.T) {
 	ended := make(chan error, 1)
 	ch, err := NewClaude(f.config("claude")).Stream(context.Background(), provider.Request{
 		Mode: task.Edits, Cwd: f.cwd, Messages: userSays("x"),
-		Ask: func(ctx context.Context, tool, detail string) (bool, error) {
-			asked <- tool + ": " + detail
+		Ask: func(ctx context.Context, a provider.Action) (bool, error) {
+			asked <- a.Tool + ": " + a.Detail
 			if err := os.WriteFile(filepath.Join(f.dir, "asked"), nil, 0o644); err != nil {
 				t.Error(err)
 			}
@@ -397,7 +397,7 @@ func TestClaudeCancelledAsk(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs := collect(t, ch)
-	if got := <-asked; got != "write_file: Write src/a.go?" {
+	if got := <-asked; got != "Write: Write src/a.go?" {
 		t.Errorf("asked %q", got)
 	}
 	select {
@@ -434,7 +434,7 @@ func TestClaudeCancelStopsTheAskServer(t *testing.T) {
 	ended := make(chan error, 1)
 	ch, err := NewClaude(f.config("claude")).Stream(ctx, provider.Request{
 		Mode: task.Ask, Cwd: f.cwd, Messages: userSays("Run the tests"),
-		Ask: func(ctx context.Context, tool, detail string) (bool, error) {
+		Ask: func(ctx context.Context, a provider.Action) (bool, error) {
 			close(asked)
 			<-ctx.Done()
 			ended <- ctx.Err()

@@ -17,14 +17,19 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"conch/backend/provider"
 )
 
-// Claude Code asks its permission questions through an MCP tool named by
-// --permission-prompt-tool. For each run that may ask, Conch serves that
-// tool itself: an MCP server on loopback (Streamable HTTP transport, JSON
-// responses only, no sessions) whose one tool, approve, puts the question
-// to Request.Ask. The URL carries a random token, so only a process that
-// was given the config file can reach it.
+// Conch serves each CLI run an MCP server of its own on loopback
+// (Streamable HTTP transport, JSON responses only, no sessions). It offers
+// Conch's tools for the run (Request.Tools: the hand-off tools
+// start_background_task and delegate, or a task's report_result), run
+// through Request.Call with the same checks as for any chat; and, for
+// Claude Code, whose permission questions go to an MCP tool named by
+// --permission-prompt-tool, the tool approve, which puts the question to
+// Request.Ask. The URL carries a random token, so only a process that was
+// given it can reach the server.
 
 // askToolName is the prompt tool as Claude Code names it: mcp__<server>__<tool>.
 const askToolName = "mcp__conch__approve"
@@ -58,15 +63,34 @@ const (
 )
 
 // askFunc is Request.Ask.
-type askFunc func(ctx context.Context, tool, detail string) (bool, error)
+type askFunc func(ctx context.Context, a provider.Action) (bool, error)
 
-// askServer is the MCP server for one Claude run. It lives from
+// callFunc is Request.Call.
+type callFunc func(ctx context.Context, name string, args json.RawMessage) (string, bool)
+
+// serveOpts say what a run's MCP server offers.
+type serveOpts struct {
+	// Ask, when set, adds the approve tool for Claude Code's permission
+	// questions.
+	Ask askFunc
+	// Tools are Conch's tools for the run, run by Call.
+	Tools []provider.ToolSpec
+	Call  callFunc
+	// Cwd is the run's folder, for the questions' wording.
+	Cwd string
+	// Beat is mcpBeat but in tests.
+	Beat time.Duration
+}
+
+// askServer is the MCP server for one CLI run. It lives from
 // startAskServer to Close; Close is also called when the run's context
 // ends.
 type askServer struct {
-	ask  askFunc
-	cwd  string
-	beat time.Duration // see wait
+	ask   askFunc
+	tools []provider.ToolSpec
+	run   callFunc
+	cwd   string
+	beat  time.Duration // see wait
 
 	path   string // /mcp/<token>
 	addr   string // 127.0.0.1:port
@@ -88,9 +112,11 @@ type askServer struct {
 }
 
 // startAskServer starts the server for one run and writes its config
-// file. ctx is the run's: when it ends, the server closes. beat is
-// mcpBeat but in tests.
-func startAskServer(ctx context.Context, ask askFunc, cwd string, beat time.Duration) (*askServer, error) {
+// file. ctx is the run's: when it ends, the server closes.
+func startAskServer(ctx context.Context, o serveOpts) (*askServer, error) {
+	if o.Beat <= 0 {
+		o.Beat = mcpBeat
+	}
 	token := make([]byte, 16)
 	if _, err := rand.Read(token); err != nil {
 		return nil, err
@@ -100,9 +126,11 @@ func startAskServer(ctx context.Context, ask askFunc, cwd string, beat time.Dura
 		return nil, fmt.Errorf("listen on loopback: %w", err)
 	}
 	s := &askServer{
-		ask:    ask,
-		cwd:    cwd,
-		beat:   beat,
+		ask:    o.Ask,
+		tools:  o.Tools,
+		run:    o.Call,
+		cwd:    o.Cwd,
+		beat:   o.Beat,
 		path:   "/mcp/" + hex.EncodeToString(token),
 		addr:   ln.Addr().String(),
 		served: make(chan struct{}),
@@ -404,13 +432,34 @@ func (s *askServer) call(ctx context.Context, m rpcMessage) (any, *rpcError) {
 	case "ping":
 		return struct{}{}, nil
 	case "tools/list":
-		return map[string]any{"tools": []any{map[string]any{
-			"name":        "approve",
-			"description": "Asks the person in Conch whether Claude may use a tool.",
-			"inputSchema": approveSchema,
-		}}}, nil
+		var tools []any
+		if s.ask != nil {
+			tools = append(tools, map[string]any{
+				"name":        "approve",
+				"description": "Asks the person in Conch whether Claude may use a tool.",
+				"inputSchema": approveSchema,
+			})
+		}
+		for _, t := range s.tools {
+			schema := t.Schema
+			if len(schema) == 0 {
+				schema = json.RawMessage(`{"type":"object"}`)
+			}
+			tools = append(tools, map[string]any{"name": t.Name, "description": t.Description, "inputSchema": schema})
+		}
+		if tools == nil {
+			tools = []any{}
+		}
+		return map[string]any{"tools": tools}, nil
 	case "tools/call":
-		return s.approve(ctx, m)
+		var p struct {
+			Name string `json:"name"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		if p.Name == "approve" && s.ask != nil {
+			return s.approve(ctx, m)
+		}
+		return s.callTool(ctx, m)
 	}
 	return nil, &rpcError{Code: rpcNoMethod, Message: "method not found: " + m.Method}
 }
@@ -443,22 +492,9 @@ func (s *askServer) approve(ctx context.Context, m rpcMessage) (any, *rpcError) 
 	// server closes (ctx comes from s.ctx).
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	key := idKey(m.ID)
-	s.mu.Lock()
-	call := &pendingCall{cancel}
-	s.calls[key] = call
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		// A client that reused the id has replaced it; leave that one.
-		if s.calls[key] == call {
-			delete(s.calls, key)
-		}
-		s.mu.Unlock()
-	}()
+	defer s.track(m.ID, cancel)()
 
-	tool, detail := claudeAsk(p.Arguments.ToolName, input, s.cwd)
-	allowed, err := s.ask(actx, tool, detail)
+	allowed, err := s.ask(actx, claudeAction(p.Arguments.ToolName, input, s.cwd))
 	var answer any
 	switch {
 	case actx.Err() != nil:
@@ -480,7 +516,57 @@ func (s *askServer) approve(ctx context.Context, m rpcMessage) (any, *rpcError) 
 	return map[string]any{"content": []any{map[string]any{"type": "text", "text": string(text)}}}, nil
 }
 
-// pendingCall is an approve call waiting for the person.
+// callTool runs one of Conch's tools for the CLI: the result is its text,
+// isError when it failed (a refusal, a declined question, bad arguments),
+// which the model reads as it would any tool's error.
+func (s *askServer) callTool(ctx context.Context, m rpcMessage) (any, *rpcError) {
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(m.Params, &p); err != nil {
+		return nil, &rpcError{Code: rpcInvalidParams, Message: "tools/call takes name and arguments"}
+	}
+	known := false
+	for _, t := range s.tools {
+		known = known || t.Name == p.Name
+	}
+	if !known || s.run == nil {
+		return nil, &rpcError{Code: rpcInvalidParams, Message: "unknown tool: " + p.Name}
+	}
+	args := bytes.TrimSpace(p.Arguments)
+	if len(args) == 0 || string(args) == "null" {
+		args = []byte("{}")
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer s.track(m.ID, cancel)()
+	out, failed := s.run(cctx, p.Name, args)
+	if cctx.Err() != nil {
+		return nil, &rpcError{Code: rpcCancelled, Message: "request cancelled"}
+	}
+	return map[string]any{"content": []any{map[string]any{"type": "text", "text": out}}, "isError": failed}, nil
+}
+
+// track registers a call in flight so notifications/cancelled can end it;
+// the returned func forgets it.
+func (s *askServer) track(id json.RawMessage, cancel context.CancelFunc) func() {
+	key := idKey(id)
+	call := &pendingCall{cancel}
+	s.mu.Lock()
+	s.calls[key] = call
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		// A client that reused the id has replaced it; leave that one.
+		if s.calls[key] == call {
+			delete(s.calls, key)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// pendingCall is a call waiting: for the person, or for a tool to end.
 type pendingCall struct {
 	cancel context.CancelFunc
 }

@@ -2,6 +2,7 @@ package agentcli
 
 import (
 	"bytes"
+	"conch/backend/provider"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,7 +30,7 @@ func newAskTest(t *testing.T, ask askFunc) *askTest {
 
 func newAskTestBeat(t *testing.T, ask askFunc, beat time.Duration) *askTest {
 	t.Helper()
-	s, err := startAskServer(context.Background(), ask, "/home/me/project", beat)
+	s, err := startAskServer(context.Background(), serveOpts{Ask: ask, Cwd: "/home/me/project", Beat: beat})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func (a *askTest) post(body string) (int, string) {
 	return a.do(a.s.addr, http.MethodPost, a.s.path, body)
 }
 
-func never(context.Context, string, string) (bool, error) {
+func never(context.Context, provider.Action) (bool, error) {
 	return false, errors.New("nobody should be asked")
 }
 
@@ -136,8 +137,8 @@ func TestAskServerRejects(t *testing.T) {
 
 func TestAskServerMessages(t *testing.T) {
 	t.Parallel()
-	a := newAskTest(t, func(ctx context.Context, tool, detail string) (bool, error) {
-		return tool == "run_command", nil
+	a := newAskTest(t, func(ctx context.Context, a provider.Action) (bool, error) {
+		return a.Effect == "command", nil
 	})
 	for _, c := range []struct {
 		name, body string
@@ -189,17 +190,17 @@ func TestAskServerDetail(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var got []string
-	a := newAskTest(t, func(ctx context.Context, tool, detail string) (bool, error) {
+	a := newAskTest(t, func(ctx context.Context, a provider.Action) (bool, error) {
 		mu.Lock()
-		got = append(got, tool+": "+detail)
+		got = append(got, a.Tool+" ("+a.Effect+"): "+a.Detail)
 		mu.Unlock()
 		return true, nil
 	})
 	for args, want := range map[string]string{
-		`{"tool_name":"Bash","input":{"command":"go test ./...","description":"Run the tests"}}`:                  "run_command: Run `go test ./...` in /home/me/project?",
-		`{"tool_name":"Edit","input":{"file_path":"/home/me/project/main.go","old_string":"a","new_string":"b"}}`: "edit_file: Edit main.go?",
-		`{"tool_name":"Write","input":{"file_path":"/etc/hosts","content":"x"}}`:                                  "write_file: Write /etc/hosts?",
-		`{"tool_name":"WebFetch","input":{"url":"https://example.com","prompt":"read"}}`:                          "fetch_url: Fetch https://example.com?",
+		`{"tool_name":"Bash","input":{"command":"go test ./...","description":"Run the tests"}}`:                  "Bash (command): Run `go test ./...` in /home/me/project?",
+		`{"tool_name":"Edit","input":{"file_path":"/home/me/project/main.go","old_string":"a","new_string":"b"}}`: "Edit (edit): Edit main.go?",
+		`{"tool_name":"Write","input":{"file_path":"/etc/hosts","content":"x"}}`:                                  "Write (edit): Write /etc/hosts?",
+		`{"tool_name":"WebFetch","input":{"url":"https://example.com","prompt":"read"}}`:                          "WebFetch (network): Fetch https://example.com?",
 	} {
 		got = nil
 		status, body := a.post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"approve","arguments":` + args + `}}`)
@@ -218,7 +219,7 @@ func TestAskServerDetail(t *testing.T) {
 // the JSON; the reply is the same.
 func TestAskServerKeepsSlowAnswersAlive(t *testing.T) {
 	t.Parallel()
-	a := newAskTestBeat(t, func(ctx context.Context, tool, detail string) (bool, error) {
+	a := newAskTestBeat(t, func(ctx context.Context, a provider.Action) (bool, error) {
 		time.Sleep(120 * time.Millisecond)
 		return true, nil
 	}, 20*time.Millisecond)
@@ -254,7 +255,7 @@ func TestAskServerClose(t *testing.T) {
 	t.Parallel()
 	asked := make(chan struct{})
 	ended := make(chan error, 1)
-	a := newAskTest(t, func(ctx context.Context, tool, detail string) (bool, error) {
+	a := newAskTest(t, func(ctx context.Context, a provider.Action) (bool, error) {
 		close(asked)
 		<-ctx.Done()
 		ended <- ctx.Err()
@@ -333,7 +334,7 @@ func serverGoroutines() []string {
 func TestAskServerClosesWithContext(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
-	s, err := startAskServer(ctx, never, "", time.Minute)
+	s, err := startAskServer(ctx, serveOpts{Ask: never, Beat: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +373,7 @@ func FuzzAskServerMessage(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	s := &askServer{
-		ask:   func(context.Context, string, string) (bool, error) { return true, nil },
+		ask:   func(context.Context, provider.Action) (bool, error) { return true, nil },
 		beat:  time.Minute,
 		calls: map[string]*pendingCall{},
 	}
@@ -406,4 +407,67 @@ func FuzzAskServerMessage(f *testing.F) {
 			t.Fatalf("reply id %s", back.ID)
 		}
 	})
+}
+
+// The server offers Conch's tools for the run beside approve (or alone),
+// runs a call through Call, says when it failed, and ends a long call the
+// CLI cancels.
+func TestAskServerOffersConchsTools(t *testing.T) {
+	t.Parallel()
+	started := make(chan struct{})
+	call := func(ctx context.Context, name string, args json.RawMessage) (string, bool) {
+		switch name {
+		case "report_result":
+			return "Reported " + string(args), false
+		case "delegate":
+			close(started)
+			<-ctx.Done() // waits for its helpers until the CLI gives up
+			return "", true
+		}
+		return "no such tool", true
+	}
+	s, err := startAskServer(context.Background(), serveOpts{
+		Tools: []provider.ToolSpec{
+			{Name: "report_result", Description: "End your task.", Schema: json.RawMessage(`{"type":"object","properties":{"summary":{"type":"string"}},"required":["summary"]}`)},
+			{Name: "delegate", Description: "Split the work."},
+		},
+		Call: call, Beat: time.Minute,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &http.Transport{}
+	t.Cleanup(func() { s.Close(); tr.CloseIdleConnections() })
+	a := &askTest{t: t, s: s, client: &http.Client{Transport: tr, Timeout: 5 * time.Second}}
+
+	_, body := a.post(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	if !strings.Contains(body, `"name":"report_result"`) || !strings.Contains(body, `"name":"delegate"`) || strings.Contains(body, `"approve"`) {
+		t.Fatalf("tools/list without Ask: %s", body)
+	}
+	if !strings.Contains(body, `"required":["summary"]`) || !strings.Contains(body, `"inputSchema":{"type":"object"}`) {
+		t.Fatalf("the schemas did not come through: %s", body)
+	}
+	_, body = a.post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"report_result","arguments":{"summary":"ok"}}}`)
+	if want := `{"jsonrpc":"2.0","id":2,"result":{"content":[{"text":"Reported {\"summary\":\"ok\"}","type":"text"}],"isError":false}}`; body != want {
+		t.Fatalf("a call:\n%s\nwant\n%s", body, want)
+	}
+	_, body = a.post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"approve","arguments":{"tool_name":"Bash","input":{}}}}`)
+	if !strings.Contains(body, `"code":-32602`) || !strings.Contains(body, "unknown tool: approve") {
+		t.Fatalf("approve without Ask: %s", body)
+	}
+	done := make(chan string, 1)
+	go func() {
+		_, b := a.post(`{"jsonrpc":"2.0","id":"d1","method":"tools/call","params":{"name":"delegate","arguments":{"parts":[]}}}`)
+		done <- b
+	}()
+	<-started
+	a.post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"d1"}}`)
+	select {
+	case b := <-done:
+		if !strings.Contains(b, `"code":-32800`) {
+			t.Fatalf("a cancelled call answered %s", b)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("a cancelled call never ended")
+	}
 }
