@@ -71,7 +71,7 @@ lint: ## go vet and staticcheck (plain and desktop tags), frontend check and ESL
 	$(STEP) "staticcheck (plain and desktop tags)" sh -c 'printf "plain:\ndesktop: -tags=$(GO_TAGS)\n" | go run $(STATICCHECK) -matrix ./...' || rc=1; \
 	$(STEP) "frontend check" npm --prefix frontend run check || rc=1; \
 	$(STEP) "frontend lint" npm --prefix frontend run lint || rc=1; \
-	$(STEP) "shellcheck" shellcheck scripts/* .ci/run || rc=1; \
+	$(STEP) "shellcheck" shellcheck $$(find scripts -maxdepth 1 -type f) .ci/run || rc=1; \
 	exit $$rc
 
 bench: ## run the Go benchmarks and print Conch's write paths against raw bbolt and file writes
