@@ -270,6 +270,12 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) (end turnEnd) {
 // reads from outside taints the chat, as the guard would.
 func (m *Manager) permit(ctx context.Context, e *entry, a provider.Action) (bool, error) {
 	c := m.snapshot(e)
+	for _, p := range a.Paths {
+		if _, err := tool.Resolve(c.Cwd, p); err != nil {
+			m.progress(e, "", "Refused "+strings.TrimSuffix(a.Detail, "?")+": "+err.Error())
+			return false, nil
+		}
+	}
 	allowed := false
 	switch Gate(c.Mode, tool.Effect(a.Effect), c.Tainted) {
 	case Run:
@@ -475,10 +481,15 @@ func (m *Manager) stream(ctx context.Context, e *entry, p provider.Provider, req
 					}
 					res.calls = append(res.calls, call)
 				}
-			case provider.StepEvent:
-				// A coding agent's own step shows as it happens.
+			case provider.StepEvent, provider.NoticeEvent:
+				// A coding agent's own step shows as it happens; so does
+				// what it says while the person waits (a retry).
 				if ev.Text != "" {
-					m.progress(e, "", ev.Text)
+					if ev.Kind == provider.NoticeEvent {
+						m.progress(e, ev.Text, "")
+					} else {
+						m.progress(e, "", ev.Text)
+					}
 					if w := m.taskLog(e); w != nil {
 						fmt.Fprintf(w, "› %s\n", ev.Text)
 					}

@@ -128,6 +128,9 @@ type Action struct {
 	Command string
 	// URL is the address a network step reaches, for the guard.
 	URL string
+	// Paths are the files an edit step writes, absolute; one outside the
+	// chat's folder is refused whatever the mode.
+	Paths []string
 }
 
 // EventKind names a streamed event.
@@ -141,6 +144,9 @@ const (
 	// StepEvent is something a coding agent did itself, past tense (Text),
 	// e.g. "Read go.mod", "Ran go test ./...".
 	StepEvent EventKind = "step"
+	// NoticeEvent is something the person should know while they wait,
+	// e.g. "Codex is retrying after a rate limit (2 of 5)" (Text).
+	NoticeEvent EventKind = "notice"
 	// UsageEvent reports tokens used so far (Usage; later ones overwrite).
 	UsageEvent EventKind = "usage"
 	// DoneEvent ends the stream normally (StopReason).

@@ -294,8 +294,8 @@ type proc struct {
 }
 
 // start starts the CLI in dir with input written on its stdin, which is
-// closed after it.
-func start(cfg Config, name, bin string, args []string, dir string, mark procmark.Mark, input []byte) (*proc, error) {
+// closed after it, unless keep says stdin stays open for a conversation.
+func start(cfg Config, name, bin string, args []string, dir string, mark procmark.Mark, input []byte, keep bool) (*proc, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = cfg.environ()
@@ -333,6 +333,9 @@ func start(cfg Config, name, bin string, args []string, dir string, mark procmar
 		pw.Close()
 		close(p.exited)
 	}()
+	if keep {
+		return p, nil
+	}
 	go func() {
 		// Written apart from reading so a CLI that prints before it reads
 		// cannot deadlock with us.
@@ -372,6 +375,16 @@ func (p *proc) terminate() {
 	p.stop.Do(func() {
 		go p.tree.Stop(p.grace, p.exited)
 	})
+}
+
+// isExited reports whether the process has been waited for.
+func (p *proc) isExited() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
 }
 
 // status reports how the process ended; call after exited is closed.
@@ -463,6 +476,12 @@ func (e emitter) step(s string) {
 	}
 }
 
+func (e emitter) notice(s string) {
+	if s != "" {
+		e.emit(provider.Event{Kind: provider.NoticeEvent, Text: s})
+	}
+}
+
 func (e emitter) usage(u provider.Usage) {
 	e.emit(provider.Event{Kind: provider.UsageEvent, Usage: &u})
 }
@@ -470,6 +489,11 @@ func (e emitter) usage(u provider.Usage) {
 // launch starts the CLI and serves its output through the handler made
 // for it. Errors come before anything is sent.
 func launch(ctx context.Context, cfg Config, name, bin string, args []string, dir string, mark procmark.Mark, input []byte, mk func(p *proc, e emitter) handler) (<-chan provider.Event, error) {
+	return launchWith(ctx, cfg, name, bin, args, dir, mark, input, false, mk)
+}
+
+// launchWith is launch, with stdin kept open when keep is set.
+func launchWith(ctx context.Context, cfg Config, name, bin string, args []string, dir string, mark procmark.Mark, input []byte, keep bool, mk func(p *proc, e emitter) handler) (<-chan provider.Event, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -478,7 +502,7 @@ func launch(ctx context.Context, cfg Config, name, bin string, args []string, di
 			return nil, fmt.Errorf("run %s: folder %s does not exist", name, dir)
 		}
 	}
-	p, err := start(cfg, name, bin, args, dir, mark, input)
+	p, err := start(cfg, name, bin, args, dir, mark, input, keep)
 	if err != nil {
 		return nil, err
 	}

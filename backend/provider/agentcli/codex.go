@@ -5,207 +5,545 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"conch/backend/provider"
 	"conch/backend/task"
 )
 
-// Codex is OpenAI's Codex CLI run as `codex exec --json`. exec never asks,
-// so it cannot route questions to Conch and runs only in plan (read-only
-// sandbox) or auto (workspace-write sandbox) mode.
+// Codex is OpenAI's Codex CLI driven as `codex app-server`: JSON-RPC on
+// its stdio (docs/agents/codex.md). Each request is one ephemeral thread
+// and one turn. Codex runs with approval policy "untrusted", so every step
+// with a side effect comes to Conch first (item/commandExecution and
+// item/fileChange approvals) and Conch's gate answers: at once in auto,
+// by asking the person in ask and edits, by refusing in plan. Its sandbox
+// keeps writes in the chat's folder (read-only in plan). Conch's own tools
+// reach it over MCP (see askServer).
 type Codex struct {
-	cfg Config
+	cfg   Config
+	ready readyCache
 }
 
 // NewCodex returns the Codex provider for cfg.
 func NewCodex(cfg Config) *Codex { return &Codex{cfg: cfg} }
 
-// Info reports whether codex is on PATH and logged in (`codex login
-// status` exits 1 when not).
+// codexClient is how Conch names itself to codex (its originator).
+var codexClient = map[string]any{"name": "conch", "title": "Conch", "version": "1"}
+
+// Info reports whether codex is installed and can run a turn: its default
+// provider's key variable is set, or it is logged in. It asks a short-lived
+// app-server (modelProvider/list, account/read, model/list), since `codex
+// login status` knows only logins and says "Not logged in" for a working
+// API-key provider. The answer is kept for a few seconds.
 func (c *Codex) Info(ctx context.Context) provider.Info {
 	info := provider.Info{
 		ID:       c.cfg.ID,
 		Name:     orDefault(c.cfg.Name, "Codex"),
 		Kind:     "codex",
 		Category: provider.CodingAgent,
-		Models:   models(c.cfg.Model, "gpt-5-codex", "gpt-5-codex-mini", "gpt-5-codex", "gpt-5-codex-mini", "gpt-5"),
+		CanAsk:   true,
+		Models:   models(c.cfg.Model, "gpt-5.5", "gpt-5.5", "gpt-5.5"),
 	}
 	bin, err := c.cfg.lookPath("codex")
 	if err != nil {
 		info.Reason = notFound("codex", "Codex")
 		return info
 	}
-	// Exit 1 is "Not logged in"; an older codex without the subcommand
-	// exits 2, which says nothing about logging in.
-	if code, out, ok := probe(ctx, c.cfg, bin, "login", "status"); ok && code == 1 {
-		info.Reason = firstLine(out, "Not logged in · run codex login")
+	st, ok := c.ready.get(func() (readiness, bool) { return c.probe(ctx, bin) })
+	if !ok {
+		info.Ready = true // it could not tell; a turn will say what is wrong
 		return info
 	}
-	info.Ready = true
+	info.Ready, info.Reason = st.ready, st.reason
+	if len(st.models) > 0 {
+		info.Models = models(c.cfg.Model, orDefault(st.model, "gpt-5.5"), orDefault(st.model, "gpt-5.5"), st.models...)
+	}
 	return info
 }
 
-// Stream runs `codex exec --json` for req with the prompt as the last
-// argument.
+// probe asks an app-server whether codex can run.
+func (c *Codex) probe(ctx context.Context, bin string) (readiness, bool) {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	s := &codexProbe{cfg: c.cfg}
+	ch, err := launchRPC(ctx, c.cfg, "codex", bin, []string{"app-server"}, "", provider.Request{}, func(emitter) rpcSession { return s })
+	if err != nil {
+		return readiness{}, false
+	}
+	for range ch {
+	}
+	return s.got, s.ok
+}
+
+// codexProbe is the session of a readiness probe.
+type codexProbe struct {
+	cfg Config
+	got readiness
+	ok  bool
+}
+
+func (s *codexProbe) drive(ctx context.Context, r *rpcRun) (string, error) {
+	if err := codexHello(ctx, r); err != nil {
+		return "", err
+	}
+	var providers struct {
+		Data []struct {
+			ID       string `json:"id"`
+			Name     string `json:"name"`
+			Settings struct {
+				Type string `json:"type"`
+				Auth struct {
+					Mode   string `json:"mode"`
+					EnvKey string `json:"envKey"`
+				} `json:"auth"`
+			} `json:"settings"`
+		} `json:"data"`
+		Default string `json:"defaultProviderId"`
+	}
+	if err := r.call(ctx, "modelProvider/list", map[string]any{}, &providers); err != nil {
+		return "", err
+	}
+	st := readiness{ready: true}
+	for _, p := range providers.Data {
+		if p.ID != providers.Default {
+			continue
+		}
+		if p.Settings.Auth.Mode == "environmentVariable" && p.Settings.Auth.EnvKey != "" {
+			if v, _ := s.cfg.getenv(p.Settings.Auth.EnvKey); v == "" {
+				// Codex's own words when a turn runs without it.
+				st = readiness{reason: fmt.Sprintf("Missing environment variable: `%s`.", p.Settings.Auth.EnvKey)}
+			}
+			break
+		}
+		var acct struct {
+			Account       json.RawMessage `json:"account"`
+			RequiresLogin bool            `json:"requiresOpenaiAuth"`
+		}
+		if err := r.call(ctx, "account/read", map[string]any{}, &acct); err != nil {
+			return "", err
+		}
+		if acct.RequiresLogin && (len(acct.Account) == 0 || string(acct.Account) == "null") {
+			st = readiness{reason: "Not logged in · run codex login"}
+		}
+	}
+	var list struct {
+		Data []struct {
+			Model     string `json:"model"`
+			IsDefault bool   `json:"isDefault"`
+			Hidden    bool   `json:"hidden"`
+		} `json:"data"`
+	}
+	if err := r.call(ctx, "model/list", map[string]any{}, &list); err == nil {
+		for _, m := range list.Data {
+			if m.Hidden {
+				continue
+			}
+			st.models = append(st.models, m.Model)
+			if m.IsDefault {
+				st.model = m.Model
+			}
+		}
+	}
+	s.got, s.ok = st, true
+	return "", nil
+}
+
+func (s *codexProbe) notify(string, json.RawMessage) error { return nil }
+
+func (s *codexProbe) request(context.Context, string, json.RawMessage) (any, *rpcError) {
+	return nil, &rpcError{Code: rpcNoMethod, Message: "Conch was only asking whether Codex is ready"}
+}
+
+func (s *codexProbe) failure(exit exitStatus) error { return exit.failure("codex") }
+
+// codexHello is the handshake.
+func codexHello(ctx context.Context, r *rpcRun) error {
+	if err := r.call(ctx, "initialize", map[string]any{"clientInfo": codexClient, "capabilities": nil}, nil); err != nil {
+		return err
+	}
+	return r.notifyCLI("initialized", nil)
+}
+
+// codexSandboxes is the sandbox of each mode: writes stay in the folder.
+var codexSandboxes = map[task.Mode]string{
+	task.Plan:  "read-only",
+	task.Ask:   "workspace-write",
+	task.Edits: "workspace-write",
+	task.Auto:  "workspace-write",
+}
+
+// Stream runs one turn of a codex app-server for req.
 func (c *Codex) Stream(ctx context.Context, req provider.Request) (<-chan provider.Event, error) {
-	var sandbox string
-	switch m := mode(req); m {
-	case task.Plan:
-		sandbox = "read-only"
-	case task.Auto:
-		sandbox = "workspace-write"
-	default:
-		return nil, fmt.Errorf("codex in %s mode: %w", m, ErrNeedsAsk)
+	sandbox, ok := codexSandboxes[mode(req)]
+	if !ok {
+		return nil, fmt.Errorf("codex: unknown mode %q", req.Mode)
 	}
 	bin, err := c.cfg.lookPath("codex")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s", provider.ErrNotReady, notFound("codex", "Codex"))
 	}
-	args := []string{"exec", "--json"}
-	if m := c.cfg.model(req); m != "" {
-		args = append(args, "-m", m)
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-	if req.Cwd != "" {
-		args = append(args, "-C", req.Cwd)
-	}
-	args = append(args, "--skip-git-repo-check", "-s", sandbox)
-	text := prompt(req)
-	var input []byte
-	// codex reads the prompt from stdin when it is "-".
-	if len(text) > argMax || strings.HasPrefix(text, "-") {
-		input = []byte(text)
-		text = "-"
-	}
-	args = append(args, text)
-	return launch(ctx, c.cfg, "codex", bin, args, req.Cwd, req.Mark, input, func(p *proc, e emitter) handler {
-		return &codexHandler{e: e, cwd: req.Cwd}
-	})
-}
-
-// codexHandler maps codex exec's JSON lines to events.
-type codexHandler struct {
-	e     emitter
-	cwd   string
-	wrote bool
-	done  bool
-	// failed is the turn's error; codex may send a top-level error and
-	// then turn.failed with the same words, or errors it recovers from
-	// ("Reconnecting… 2/5") before the turn completes.
-	failed string
-}
-
-type codexLine struct {
-	Type string `json:"type"`
-	Item struct {
-		Type    string `json:"type"`
-		Text    string `json:"text"`
-		Command string `json:"command"`
-		Status  string `json:"status"`
-		Changes []struct {
-			Path string `json:"path"`
-			Kind string `json:"kind"`
-		} `json:"changes"`
-		Query  string `json:"query"`
-		Server string `json:"server"`
-		Tool   string `json:"tool"`
-	} `json:"item"`
-	Usage struct {
-		Input       int `json:"input_tokens"`
-		CachedInput int `json:"cached_input_tokens"`
-		Output      int `json:"output_tokens"`
-	} `json:"usage"`
-	Message string `json:"message"`
-	Error   struct {
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
-func (h *codexHandler) line(raw []byte) error {
-	var l codexLine
-	if err := json.Unmarshal(raw, &l); err != nil {
-		return fmt.Errorf("%w: codex: %v", provider.ErrProtocol, err)
-	}
-	switch l.Type {
-	case "item.completed":
-		it := l.Item
-		switch it.Type {
-		case "agent_message":
-			if it.Text == "" {
-				break
-			}
-			text := it.Text
-			if h.wrote {
-				text = "\n\n" + text
-			}
-			h.wrote = true
-			h.e.text(text)
-		case "command_execution":
-			if it.Status == "declined" {
-				h.e.step("Was not allowed to run " + shorten(unwrapShell(it.Command)))
-				break
-			}
-			h.e.step("Ran " + shorten(unwrapShell(it.Command)))
-		case "file_change":
-			var paths []string
-			for _, ch := range it.Changes {
-				paths = append(paths, relPath(h.cwd, ch.Path))
-			}
-			h.e.step("Edited " + shorten(strings.Join(paths, ", ")))
-		case "web_search":
-			h.e.step("Searched the web for " + shorten(it.Query))
-		case "mcp_tool_call":
-			h.e.step("Used " + it.Server + "." + it.Tool)
+	args := []string{"app-server"}
+	var srv *askServer
+	if len(req.Tools) > 0 && req.Call != nil {
+		if srv, err = startAskServer(ctx, serveOpts{Tools: req.Tools, Call: req.Call, Cwd: req.Cwd}); err != nil {
+			return nil, fmt.Errorf("codex: serve Conch's tools: %w", err)
 		}
-	case "turn.completed":
-		h.done = true
-		h.e.usage(provider.Usage{
-			InputTokens:     l.Usage.Input,
-			OutputTokens:    l.Usage.Output,
-			CacheReadTokens: l.Usage.CachedInput,
-		})
-	case "turn.failed":
-		h.fail(l.Error.Message)
+		// Conch's gate checks its own tools' calls, so codex need not ask.
+		args = append(args,
+			"-c", "mcp_servers.conch.url="+strconv.Quote(srv.url),
+			"-c", `mcp_servers.conch.default_tools_approval_mode="approve"`)
+	}
+	s := &codexSession{req: req, sandbox: sandbox, model: c.cfg.model(req), srv: srv,
+		turnDone: make(chan codexTurn, 1), items: map[string]codexItem{}}
+	ch, err := launchRPC(ctx, c.cfg, "codex", bin, args, req.Cwd, req, func(e emitter) rpcSession {
+		s.e = e
+		return s
+	})
+	if err != nil && srv != nil {
+		srv.Close()
+	}
+	return ch, err
+}
+
+// codexSession is one turn of one thread.
+type codexSession struct {
+	req     provider.Request
+	sandbox string
+	model   string
+	srv     *askServer
+	e       emitter
+
+	turnDone chan codexTurn
+
+	mu       sync.Mutex
+	items    map[string]codexItem // started items by id, for their approvals
+	lastText string               // the agent message text came from last
+	wrote    bool
+	declined map[string]bool // items the gate said no to
+}
+
+// codexItem is a thread item, as item/started and item/completed give it.
+type codexItem struct {
+	Type     string `json:"type"`
+	ID       string `json:"id"`
+	Command  string `json:"command"`
+	Status   string `json:"status"`
+	ExitCode *int   `json:"exitCode"`
+	Changes  []struct {
+		Path string `json:"path"`
+		Kind struct {
+			Type string `json:"type"`
+		} `json:"kind"`
+	} `json:"changes"`
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
+	Query  string `json:"query"`
+}
+
+// codexTurn is a finished turn.
+type codexTurn struct {
+	Status string     `json:"status"`
+	Error  *codexFail `json:"error"`
+}
+
+type codexFail struct {
+	Message           string          `json:"message"`
+	CodexErrorInfo    json.RawMessage `json:"codexErrorInfo"`
+	AdditionalDetails string          `json:"additionalDetails"`
+}
+
+func (s *codexSession) drive(ctx context.Context, r *rpcRun) (string, error) {
+	if s.srv != nil {
+		defer s.srv.Close()
+	}
+	if err := codexHello(ctx, r); err != nil {
+		return "", err
+	}
+	params := map[string]any{
+		"approvalPolicy": "untrusted",
+		"sandbox":        s.sandbox,
+		"ephemeral":      true,
+	}
+	if s.req.Cwd != "" {
+		params["cwd"] = s.req.Cwd
+	}
+	if s.model != "" {
+		params["model"] = s.model
+	}
+	if sys := strings.TrimSpace(s.req.System); sys != "" {
+		params["developerInstructions"] = sys
+	}
+	var started struct {
+		Thread struct {
+			ID string `json:"id"`
+		} `json:"thread"`
+	}
+	if err := r.call(ctx, "thread/start", params, &started); err != nil {
+		return "", codexCallError(err)
+	}
+	text := prompt(provider.Request{Messages: s.req.Messages})
+	input := []any{map[string]any{"type": "text", "text": text, "text_elements": []any{}}}
+	if err := r.call(ctx, "turn/start", map[string]any{"threadId": started.Thread.ID, "input": input}, nil); err != nil {
+		return "", codexCallError(err)
+	}
+	var turn codexTurn
+	select {
+	case turn = <-s.turnDone:
+	case <-ctx.Done():
+		if r.p.isExited() {
+			return "", errExited
+		}
+		return "", context.Cause(ctx)
+	}
+	switch turn.Status {
+	case "completed":
+		return "end_turn", nil
+	case "interrupted":
+		return "", errors.New("codex: the turn was interrupted")
+	}
+	if turn.Error == nil {
+		return "", fmt.Errorf("codex: the turn ended %s", orDefault(turn.Status, "without a status"))
+	}
+	return "", codexError(turn.Error.Message, turn.Error.CodexErrorInfo)
+}
+
+// codexCallError words a refused thread/start or turn/start.
+func codexCallError(err error) error {
+	var ce *rpcCallError
+	if errors.As(err, &ce) {
+		return codexError(ce.Message, nil)
+	}
+	return err
+}
+
+func (s *codexSession) notify(method string, params json.RawMessage) error {
+	switch method {
+	case "item/agentMessage/delta":
+		var p struct {
+			ItemID string `json:"itemId"`
+			Delta  string `json:"delta"`
+		}
+		if json.Unmarshal(params, &p) != nil || p.Delta == "" {
+			return nil
+		}
+		s.mu.Lock()
+		text := p.Delta
+		// The messages of one reply do not run together.
+		if p.ItemID != s.lastText && s.wrote {
+			text = "\n\n" + text
+		}
+		s.lastText, s.wrote = p.ItemID, true
+		s.mu.Unlock()
+		s.e.text(text)
+	case "item/started":
+		var p struct {
+			Item codexItem `json:"item"`
+		}
+		if json.Unmarshal(params, &p) == nil && p.Item.ID != "" {
+			s.mu.Lock()
+			s.items[p.Item.ID] = p.Item
+			s.mu.Unlock()
+		}
+	case "item/completed":
+		var p struct {
+			Item codexItem `json:"item"`
+		}
+		if json.Unmarshal(params, &p) == nil {
+			s.e.step(s.completed(p.Item))
+		}
+	case "thread/tokenUsage/updated":
+		var p struct {
+			TokenUsage struct {
+				Total struct {
+					Input  int `json:"inputTokens"`
+					Cached int `json:"cachedInputTokens"`
+					Output int `json:"outputTokens"`
+				} `json:"total"`
+			} `json:"tokenUsage"`
+		}
+		if json.Unmarshal(params, &p) == nil {
+			t := p.TokenUsage.Total
+			// OpenAI counts cached input within the input.
+			s.e.usage(provider.Usage{InputTokens: max(t.Input-t.Cached, 0), CacheReadTokens: t.Cached, OutputTokens: t.Output})
+		}
 	case "error":
-		h.fail(l.Message)
+		var p struct {
+			Error     codexFail `json:"error"`
+			WillRetry bool      `json:"willRetry"`
+		}
+		if json.Unmarshal(params, &p) == nil && p.WillRetry {
+			s.e.notice(codexRetry(p.Error))
+		}
+	case "turn/completed":
+		var p struct {
+			Turn codexTurn `json:"turn"`
+		}
+		if err := json.Unmarshal(params, &p); err != nil {
+			return fmt.Errorf("%w: codex turn/completed: %v", provider.ErrProtocol, err)
+		}
+		select {
+		case s.turnDone <- p.Turn:
+		default:
+		}
 	}
 	return nil
 }
 
-// fail keeps the turn's error: the latest, unless an earlier one was a
-// limit, which is what the person most needs to know.
-func (h *codexHandler) fail(msg string) {
-	if msg != "" && (h.failed == "" || isCodexLimit(msg) || !isCodexLimit(h.failed)) {
-		h.failed = msg
+// completed is the step a finished item shows, "" for none.
+func (s *codexSession) completed(it codexItem) string {
+	switch it.Type {
+	case "commandExecution":
+		cmd := shorten(unwrapShell(it.Command))
+		switch {
+		case it.Status == "declined":
+			return "Declined: run " + cmd
+		case it.ExitCode != nil && *it.ExitCode != 0:
+			return fmt.Sprintf("Ran %s (exit %d)", cmd, *it.ExitCode)
+		}
+		return "Ran " + cmd
+	case "fileChange":
+		if it.Status == "declined" {
+			return "Declined: edit " + s.paths(it)
+		}
+		return "Edited " + s.paths(it)
+	case "webSearch":
+		return "Searched the web for " + shorten(it.Query)
+	case "mcpToolCall":
+		if it.Server == "conch" {
+			return "" // Conch's own tools show as their calls
+		}
+		return "Used " + it.Server + "." + it.Tool
 	}
+	return ""
 }
 
-func (h *codexHandler) finish(exit exitStatus) provider.Event {
-	if h.done {
-		return provider.Event{Kind: provider.DoneEvent, StopReason: "end_turn"}
+func (s *codexSession) paths(it codexItem) string {
+	var paths []string
+	for _, ch := range it.Changes {
+		paths = append(paths, relPath(s.req.Cwd, ch.Path))
 	}
-	if h.failed != "" {
-		return provider.Event{Kind: provider.ErrorEvent, Err: codexError(h.failed)}
-	}
-	if exit.code != 0 {
-		return provider.Event{Kind: provider.ErrorEvent, Err: exit.failure("codex")}
-	}
-	return provider.Event{Kind: provider.ErrorEvent, Err: fmt.Errorf("%w: codex exited without finishing its turn", provider.ErrProtocol)}
+	return shorten(strings.Join(paths, ", "))
 }
 
-func isCodexLimit(msg string) bool {
+// request answers codex's approval requests through Conch's gate.
+func (s *codexSession) request(ctx context.Context, method string, params json.RawMessage) (any, *rpcError) {
+	switch method {
+	case "item/commandExecution/requestApproval":
+		var p struct {
+			ItemID  string `json:"itemId"`
+			Command string `json:"command"`
+			Cwd     string `json:"cwd"`
+			Reason  string `json:"reason"`
+		}
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, &rpcError{Code: rpcInvalidParams, Message: err.Error()}
+		}
+		cmd := unwrapShell(p.Command)
+		detail := fmt.Sprintf("Run `%s` in %s?", cmd, tilde(orDefault(p.Cwd, s.req.Cwd)))
+		if p.Reason != "" {
+			detail = fmt.Sprintf("Run `%s` in %s (%s)?", cmd, tilde(orDefault(p.Cwd, s.req.Cwd)), p.Reason)
+		}
+		return map[string]any{"decision": s.decide(ctx, provider.Action{Tool: "exec_command", Detail: detail, Effect: "command", Command: cmd})}, nil
+	case "item/fileChange/requestApproval":
+		var p struct {
+			ItemID string `json:"itemId"`
+		}
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, &rpcError{Code: rpcInvalidParams, Message: err.Error()}
+		}
+		s.mu.Lock()
+		it := s.items[p.ItemID]
+		s.mu.Unlock()
+		a := provider.Action{Tool: "apply_patch", Detail: "Edit " + s.paths(it) + "?", Effect: "edit"}
+		for _, ch := range it.Changes {
+			a.Paths = append(a.Paths, ch.Path)
+		}
+		if len(a.Paths) == 0 {
+			// A change Conch cannot see cannot be checked against the folder.
+			return map[string]any{"decision": "decline"}, nil
+		}
+		return map[string]any{"decision": s.decide(ctx, a)}, nil
+	case "mcpServer/elicitation/request":
+		var p struct {
+			ServerName string `json:"serverName"`
+			Message    string `json:"message"`
+			Meta       struct {
+				Tool string `json:"tool_name"`
+			} `json:"_meta"`
+		}
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, &rpcError{Code: rpcInvalidParams, Message: err.Error()}
+		}
+		a := provider.Action{Tool: p.ServerName + "." + p.Meta.Tool, Detail: orDefault(p.Message, "Allow "+p.ServerName+"?"), Effect: "network"}
+		if s.decide(ctx, a) == "accept" {
+			return map[string]any{"action": "accept", "content": map[string]any{}, "_meta": nil}, nil
+		}
+		return map[string]any{"action": "decline", "content": nil, "_meta": nil}, nil
+	}
+	return nil, &rpcError{Code: rpcNoMethod, Message: "Conch does not answer " + method}
+}
+
+// decide puts a step to Conch's gate: accept, decline, or cancel when the
+// run is being stopped.
+func (s *codexSession) decide(ctx context.Context, a provider.Action) string {
+	if s.req.Ask == nil {
+		return "decline"
+	}
+	ok, err := s.req.Ask(ctx, a)
+	switch {
+	case err != nil:
+		return "cancel"
+	case ok:
+		return "accept"
+	}
+	return "decline"
+}
+
+func (s *codexSession) failure(exit exitStatus) error { return exit.failure("codex") }
+
+// reconnecting reads "Reconnecting... 2/5".
+var reconnecting = regexp.MustCompile(`(\d+)\s*/\s*(\d+)`)
+
+// codexRetry is the notice for an error codex will retry.
+func codexRetry(f codexFail) string {
+	count := ""
+	if m := reconnecting.FindStringSubmatch(f.Message); m != nil {
+		count = fmt.Sprintf(" (%s of %s)", m[1], m[2])
+	}
+	if strings.Contains(string(f.CodexErrorInfo), "429") || strings.Contains(f.AdditionalDetails, "429") {
+		return "Codex is retrying after a rate limit" + count
+	}
+	return "Codex is reconnecting" + count
+}
+
+func isCodexLimit(msg string, info json.RawMessage) bool {
 	lower := strings.ToLower(msg)
-	return strings.Contains(lower, "usage limit") || strings.Contains(lower, "quota exceeded")
+	return strings.Contains(string(info), "usageLimitExceeded") || strings.Contains(lower, "usage limit") ||
+		strings.Contains(lower, "quota exceeded")
 }
 
-// codexError turns codex's failure message into the error callers test for.
-func codexError(msg string) error {
+// codexError turns codex's failure into the error callers test for. A
+// per-minute rate limit that outlasted codex's retries ("exceeded retry
+// limit, last status: 429") is a limit too: another provider may carry on.
+func codexError(msg string, info json.RawMessage) error {
 	lower := strings.ToLower(msg)
 	switch {
-	case isCodexLimit(msg):
+	case isCodexLimit(msg, info):
 		return &provider.LimitError{Until: codexUntil(msg), Message: msg}
-	case strings.Contains(lower, "not logged in") || strings.Contains(lower, "401 unauthorized") || strings.Contains(lower, "codex login"):
+	case strings.Contains(lower, "last status: 429") || strings.Contains(string(info), `"httpStatusCode":429`):
+		return &provider.LimitError{Message: "Codex hit a rate limit and gave up retrying: " + msg}
+	case strings.Contains(lower, "not logged in") || strings.Contains(lower, "401 unauthorized") ||
+		strings.Contains(lower, "codex login") || strings.Contains(lower, "missing environment variable"):
 		return fmt.Errorf("%w: %s", provider.ErrAuth, msg)
+	case strings.Contains(string(info), "internalServerError") || strings.Contains(lower, "high demand"):
+		return fmt.Errorf("%w: %s", provider.ErrOverload, msg)
 	}
 	return errors.New("codex: " + msg)
 }
@@ -221,4 +559,38 @@ func unwrapShell(cmd string) string {
 		}
 	}
 	return cmd
+}
+
+// readiness is what a probe learned.
+type readiness struct {
+	ready  bool
+	reason string
+	model  string   // the default model
+	models []string // the models it offers
+}
+
+// readyTTL is how long a probe's answer is kept: Info is asked before
+// every turn, and a probe starts a process.
+const readyTTL = 15 * time.Second
+
+// readyCache keeps a probe's answer for readyTTL; probes do not overlap.
+type readyCache struct {
+	mu  sync.Mutex
+	at  time.Time
+	got readiness
+}
+
+// get returns the kept answer, or probes; ok is false when the probe
+// could not tell (it is then not kept).
+func (c *readyCache) get(probe func() (readiness, bool)) (readiness, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.at.IsZero() && time.Since(c.at) < readyTTL {
+		return c.got, true
+	}
+	got, ok := probe()
+	if ok {
+		c.got, c.at = got, time.Now()
+	}
+	return got, ok
 }

@@ -20,56 +20,32 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"conch/backend/internal/agentbin"
+	"conch/backend/internal/modelserver"
 )
 
-// codexBin is the codex binary to test: $CONCH_CODEX, else the one
-// installed under /tmp/clis; the test is skipped when there is none.
+// codexBin is the codex binary to test: $CONCH_CODEX, else the pinned
+// one scripts/setup installs (see agentbin).
 func codexBin(t *testing.T) string {
 	t.Helper()
-	bin := os.Getenv("CONCH_CODEX")
-	if bin == "" {
-		bin = "/tmp/clis/node_modules/.bin/codex"
+	if bin := os.Getenv("CONCH_CODEX"); bin != "" {
+		return bin
 	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("codex CLI not found at %s (set CONCH_CODEX to run these tests): %v", bin, err)
-	}
-	return bin
+	return agentbin.Path(t, agentbin.Codex)
 }
 
 // testKeyEnv is the env_key of the test provider.
 const testKeyEnv = "CONCH_TEST_KEY"
 
+// noRetries are the provider settings that turn Codex's retries off.
+const noRetries = "request_max_retries = 0\nstream_max_retries = 0\n"
+
 // codexConfig is config.toml for a CODEX_HOME that talks only to base
-// (the scripted server), with retries off unless extra sets them.
-func codexConfig(base, extra string) string {
-	return fmt.Sprintf(`model = "gpt-5.5"
-model_provider = "conch"
-model_reasoning_effort = "low"
-check_for_update_on_startup = false
-
-[model_providers.conch]
-name = "Conch test"
-base_url = %q
-wire_api = "responses"
-env_key = %q
-request_max_retries = 0
-stream_max_retries = 0
-stream_idle_timeout_ms = 20000
-
-[analytics]
-enabled = false
-
-[feedback]
-enabled = false
-
-[history]
-persistence = "none"
-
-[features]
-plugins = false
-remote_plugin = false
-apps = false
-%s`, base, testKeyEnv, extra)
+// (the scripted server); retries are the provider's retry settings and
+// extra is appended.
+func codexConfig(base, retries, extra string) string {
+	return CodexConfig(base, testKeyEnv, retries) + extra
 }
 
 // blackhole is an HTTP(S) proxy that refuses everything and records what
@@ -141,9 +117,10 @@ type appServer struct {
 }
 
 type options struct {
-	config string            // extra config.toml text
-	env    map[string]string // extra environment
-	args   []string          // extra app-server arguments
+	config  string            // extra config.toml text
+	retries *string           // provider retry settings; nil is noRetries
+	env     map[string]string // extra environment
+	args    []string          // extra app-server arguments
 }
 
 // startCodex runs `codex app-server` in a fresh CODEX_HOME pointed at
@@ -162,7 +139,11 @@ func startCodex(t *testing.T, base string, o options) *appServer {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(codexConfig(base, o.config)), 0o644); err != nil {
+	retries := noRetries
+	if o.retries != nil {
+		retries = *o.retries
+	}
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(codexConfig(base, retries, o.config)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	bh := newBlackhole(t)
@@ -494,4 +475,21 @@ func field(raw json.RawMessage, path string) string {
 		b, _ := json.Marshal(x)
 		return string(b)
 	}
+}
+
+// newServer is New that also saves the requests it got under
+// $CONCH_CODEX_CAPTURE (TestName.requests.jsonl) when that is set.
+func newServer(t *testing.T, brain modelserver.Brain) *Server {
+	s := New(t, brain)
+	if dir := os.Getenv("CONCH_CODEX_CAPTURE"); dir != "" {
+		t.Cleanup(func() {
+			var b bytes.Buffer
+			for _, r := range s.Requests() {
+				fmt.Fprintf(&b, "%s %s -> %d\n%s\n", r.Method, r.Path, r.Status, r.Body)
+			}
+			os.MkdirAll(dir, 0o755)
+			os.WriteFile(filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_")+".requests"), b.Bytes(), 0o644)
+		})
+	}
+	return s
 }

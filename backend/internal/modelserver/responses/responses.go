@@ -1,7 +1,7 @@
 // Package responses serves the OpenAI Responses API (POST /v1/responses,
 // streamed as server-sent events) from a scripted modelserver.Brain, in
 // the wire format the Codex CLI (0.171) reads. Point Codex at it with a
-// custom model provider (see Config and docs/agents/codex.md).
+// custom model provider (see CodexConfig and docs/agents/codex.md).
 //
 // Requests are decoded into a modelserver.Turn: developer and system
 // messages, the instructions field and the context Codex injects as
@@ -68,6 +68,46 @@ func New(t testing.TB, brain modelserver.Brain) *Server {
 // BaseURL is the base_url to configure: the server's URL with /v1.
 func (s *Server) BaseURL() string { return s.URL + "/v1" }
 
+// CodexConfig is a config.toml for a CODEX_HOME in which Codex talks to
+// this server only: a custom provider "conch" reading its API key from
+// the environment variable envKey, model gpt-5.5 (so that Codex knows its
+// tools), no retries, and the plugin, app and analytics features that
+// reach the internet off. Append more TOML (MCP servers…) to it.
+func (s *Server) CodexConfig(envKey string) string {
+	return CodexConfig(s.BaseURL(), envKey, "request_max_retries = 0\nstream_max_retries = 0\n")
+}
+
+// CodexConfig is the config.toml of Server.CodexConfig for any base URL,
+// with retries the provider's retry settings (TOML lines).
+func CodexConfig(baseURL, envKey, retries string) string {
+	return fmt.Sprintf(`model = "gpt-5.5"
+model_provider = "conch"
+model_reasoning_effort = "low"
+check_for_update_on_startup = false
+
+[model_providers.conch]
+name = "Conch test"
+base_url = %q
+wire_api = "responses"
+env_key = %q
+stream_idle_timeout_ms = 20000
+%s
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[history]
+persistence = "none"
+
+[features]
+plugins = false
+remote_plugin = false
+apps = false
+`, baseURL, envKey, retries)
+}
+
 // Turns are the /responses requests it has answered so far (errors
 // included), oldest first.
 func (s *Server) Turns() []modelserver.Turn {
@@ -103,13 +143,21 @@ func (s *Server) RawTurns() []json.RawMessage {
 	return out
 }
 
-func (s *Server) log(r *http.Request, body []byte, status int) {
+// arrived records a request as it arrives; the returned func sets the
+// status it was answered with.
+func (s *Server) arrived(r *http.Request, body []byte) func(status int) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := len(s.requests)
 	s.requests = append(s.requests, Request{
 		Time: time.Now(), Method: r.Method, Path: r.URL.Path,
-		Header: r.Header.Clone(), Body: body, Status: status,
+		Header: r.Header.Clone(), Body: body,
 	})
-	s.mu.Unlock()
+	return func(status int) {
+		s.mu.Lock()
+		s.requests[i].Status = status
+		s.mu.Unlock()
+	}
 }
 
 func (s *Server) next(prefix string) string {
@@ -121,19 +169,20 @@ func (s *Server) next(prefix string) string {
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, err := readBody(r)
+	answered := s.arrived(r, body)
 	if err != nil {
-		s.log(r, nil, http.StatusBadRequest)
+		answered(http.StatusBadRequest)
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "", err.Error())
 		return
 	}
 	switch {
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/responses"):
-		s.responses(w, r, body)
+		answered(s.responses(w, body))
 	case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models"):
-		s.log(r, body, http.StatusOK)
+		answered(http.StatusOK)
 		writeJSON(w, http.StatusOK, modelList())
 	default:
-		s.log(r, body, http.StatusNotFound)
+		answered(http.StatusNotFound)
 		writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_url",
 			fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path))
 	}
@@ -155,8 +204,9 @@ func readBody(r *http.Request) ([]byte, error) {
 	return io.ReadAll(rd)
 }
 
-// modelList answers GET /v1/models both in the OpenAI shape (data) and
-// in the shape Codex's model catalog reads (models).
+// modelList answers GET /v1/models in the OpenAI shape (data), with an
+// empty "models" for clients reading a Codex-style catalog. Codex 0.171
+// with a custom provider never asked for it.
 func modelList() map[string]any {
 	return map[string]any{
 		"object": "list",
@@ -168,7 +218,7 @@ func modelList() map[string]any {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, _ := json.Marshal(v)
+	b := marshal(v)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
@@ -208,14 +258,16 @@ type item struct {
 	Arguments string          `json:"arguments"`
 	Input     string          `json:"input"`
 	Output    json.RawMessage `json:"output"`
+	// The tools a tool_search_output found.
+	Tools json.RawMessage `json:"tools"`
 }
 
-func (s *Server) responses(w http.ResponseWriter, r *http.Request, body []byte) {
+// responses answers POST /v1/responses, returning the status sent.
+func (s *Server) responses(w http.ResponseWriter, body []byte) int {
 	var req request
 	if err := json.Unmarshal(body, &req); err != nil {
-		s.log(r, body, http.StatusBadRequest)
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "", "invalid JSON body: "+err.Error())
-		return
+		return http.StatusBadRequest
 	}
 	turn, kinds := decode(req)
 	s.mu.Lock()
@@ -224,7 +276,6 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, body []byte) 
 
 	reply := s.brain(turn)
 	if reply.Status != 0 {
-		s.log(r, body, reply.Status)
 		for k, v := range reply.Headers {
 			w.Header().Set(k, v)
 		}
@@ -233,10 +284,10 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, body []byte) 
 		}
 		w.WriteHeader(reply.Status)
 		io.WriteString(w, reply.Body)
-		return
+		return reply.Status
 	}
-	s.log(r, body, http.StatusOK)
 	s.stream(w, req.Model, reply, kinds)
+	return http.StatusOK
 }
 
 // contextTag matches the user messages Codex injects as context, such as
@@ -251,30 +302,50 @@ func isContext(text string) bool {
 	return m != nil && m[1] == m[2] && m[1] != "turn_aborted"
 }
 
-// decode reads a request into a Turn and the kind (function, custom) of
-// each tool name offered.
-func decode(req request) (modelserver.Turn, map[string]string) {
+// toolKind is how a tool offered by name is to be called: Type is
+// "function", "custom" (freeform), "tool_search"…; Namespace and Name are
+// those of a tool inside a namespace (MCP tools: mcp__server).
+type toolKind struct {
+	Type, Namespace, Name string
+}
+
+// qualified is the name a Turn gives a tool inside a namespace:
+// namespace__name, the flat name Codex used before namespaces
+// (mcp__conch__ask_user).
+func qualified(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return strings.TrimSuffix(ns, "__") + "__" + name
+}
+
+// decode reads a request into a Turn and how to call each tool offered,
+// by the name the Turn gives it. Tools found by a tool_search call in
+// the history are offered too.
+func decode(req request) (modelserver.Turn, map[string]toolKind) {
 	turn := modelserver.Turn{Model: req.Model}
 	var system []string
 	if req.Instructions != "" {
 		system = append(system, req.Instructions)
 	}
-	kinds := map[string]string{}
+	kinds := map[string]toolKind{}
 	var addTools func(ts []tool, ns string)
 	addTools = func(ts []tool, ns string) {
 		for _, t := range ts {
+			var name string
 			switch {
 			case t.Type == "namespace":
 				addTools(t.Tools, t.Name)
+				continue
 			case t.Name != "":
-				turn.Tools = append(turn.Tools, t.Name)
-				kinds[t.Name] = t.Type
-				if ns != "" {
-					kinds[t.Name] = t.Type + "@" + ns
-				}
-			default:
-				turn.Tools = append(turn.Tools, t.Type) // web_search and the like
+				name = qualified(ns, t.Name)
+			default: // web_search, tool_search and the like
+				name = t.Type
 			}
+			if _, dup := kinds[name]; !dup {
+				turn.Tools = append(turn.Tools, name)
+			}
+			kinds[name] = toolKind{Type: t.Type, Namespace: ns, Name: t.Name}
 		}
 	}
 	addTools(req.Tools, "")
@@ -290,6 +361,15 @@ func decode(req request) (modelserver.Turn, map[string]string) {
 	for _, raw := range req.Input {
 		var it item
 		if json.Unmarshal(raw, &it) != nil {
+			// tool_search_call has an object for arguments.
+			var ts struct {
+				Type      string          `json:"type"`
+				CallID    string          `json:"call_id"`
+				Arguments json.RawMessage `json:"arguments"`
+			}
+			if json.Unmarshal(raw, &ts) == nil && ts.Type == "tool_search_call" {
+				call(modelserver.Call{ID: ts.CallID, Name: "tool_search", Args: ts.Arguments})
+			}
 			continue
 		}
 		switch it.Type {
@@ -312,16 +392,19 @@ func decode(req request) (modelserver.Turn, map[string]string) {
 			if !json.Valid(args) {
 				args, _ = json.Marshal(it.Arguments)
 			}
-			name := it.Name
-			if it.Namespace != "" {
-				name = it.Namespace + name
-			}
-			call(modelserver.Call{ID: it.CallID, Name: name, Args: args})
+			call(modelserver.Call{ID: it.CallID, Name: qualified(it.Namespace, it.Name), Args: args})
 		case "custom_tool_call":
 			args, _ := json.Marshal(it.Input)
 			call(modelserver.Call{ID: it.CallID, Name: it.Name, Args: args})
 		case "function_call_output", "custom_tool_call_output":
 			*msgs = append(*msgs, modelserver.Message{Role: "tool", CallID: it.CallID, Text: outputText(it.Output)})
+		case "tool_search_output":
+			// The text of a search's result is the JSON of the tools found,
+			// and they are offered from then on.
+			*msgs = append(*msgs, modelserver.Message{Role: "tool", CallID: it.CallID, Text: string(it.Tools)})
+			var found []tool
+			json.Unmarshal(it.Tools, &found)
+			addTools(found, "")
 		}
 	}
 	turn.System = strings.Join(system, "\n\n")
@@ -376,7 +459,7 @@ func (e *sse) send(typ string, fields map[string]any) {
 	fields["type"] = typ
 	fields["sequence_number"] = e.n
 	e.n++
-	b, _ := json.Marshal(fields)
+	b := marshal(fields)
 	fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", typ, b)
 	if e.fl != nil {
 		e.fl.Flush()
@@ -399,7 +482,7 @@ func chunks(text string) []string {
 	return out
 }
 
-func (s *Server) stream(w http.ResponseWriter, model string, reply modelserver.Reply, kinds map[string]string) {
+func (s *Server) stream(w http.ResponseWriter, model string, reply modelserver.Reply, kinds map[string]toolKind) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -443,9 +526,18 @@ func (s *Server) stream(w http.ResponseWriter, model string, reply modelserver.R
 			callID = s.next("call")
 		}
 		idx := len(output)
-		kind, ns, _ := strings.Cut(kinds[c.Name], "@")
+		kind := kinds[c.Name]
 		var added, done map[string]any
-		if kind == "custom" {
+		if kind.Type == "tool_search" {
+			args := c.Args
+			if len(args) == 0 {
+				args = json.RawMessage(`{}`)
+			}
+			itemID := s.next("ts")
+			added = map[string]any{"type": "tool_search_call", "id": itemID, "status": "in_progress", "call_id": callID, "execution": "client", "arguments": json.RawMessage(`{}`)}
+			done = map[string]any{"type": "tool_search_call", "id": itemID, "status": "completed", "call_id": callID, "execution": "client", "arguments": args}
+			e.send("response.output_item.added", map[string]any{"output_index": idx, "item": added})
+		} else if kind.Type == "custom" {
 			input := string(c.Args)
 			var str string
 			var obj struct {
@@ -469,12 +561,12 @@ func (s *Server) stream(w http.ResponseWriter, model string, reply modelserver.R
 			}
 			itemID := s.next("fc")
 			name := c.Name
-			if ns != "" {
-				name = strings.TrimPrefix(name, ns)
+			if kind.Namespace != "" {
+				name = kind.Name
 			}
 			added = map[string]any{"type": "function_call", "id": itemID, "status": "in_progress", "call_id": callID, "name": name, "arguments": ""}
 			done = map[string]any{"type": "function_call", "id": itemID, "status": "completed", "call_id": callID, "name": name, "arguments": args}
-			if ns != "" {
+			if ns := kind.Namespace; ns != "" {
 				added["namespace"], done["namespace"] = ns, ns
 			}
 			e.send("response.output_item.added", map[string]any{"output_index": idx, "item": added})
@@ -497,17 +589,33 @@ func (s *Server) stream(w http.ResponseWriter, model string, reply modelserver.R
 	e.send("response.completed", map[string]any{"response": final})
 }
 
-// Exec is a call of Codex's shell tool, exec_command, running cmd.
-func Exec(id, cmd string) modelserver.Call {
-	args, _ := json.Marshal(map[string]any{"cmd": cmd})
-	return modelserver.Call{ID: id, Name: "exec_command", Args: args}
+// marshal is json.Marshal without escaping <, > and &.
+func marshal(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
-// Patch is a call of Codex's apply_patch tool (a custom, freeform tool:
-// the patch text is its whole input).
+// Exec is a call of Codex's shell tool, exec_command, running cmd (in
+// bash -lc, in the turn's cwd).
+func Exec(id, cmd string) modelserver.Call {
+	return modelserver.Call{ID: id, Name: "exec_command", Args: marshal(map[string]any{"cmd": cmd})}
+}
+
+// Patch is a call of Codex's apply_patch tool, a custom (freeform) tool
+// whose whole input is the patch text ("*** Begin Patch\n*** Add File:
+// x\n+line\n*** End Patch\n"). Its Args are the JSON string of it.
 func Patch(id, patch string) modelserver.Call {
-	args, _ := json.Marshal(patch)
-	return modelserver.Call{ID: id, Name: "apply_patch", Args: args}
+	return modelserver.Call{ID: id, Name: "apply_patch", Args: marshal(patch)}
+}
+
+// Search is a call of Codex's tool_search, which finds the deferred
+// tools (MCP tools) matching query; they are offered from the next
+// request on, by their qualified name (mcp__server__tool).
+func Search(id, query string) modelserver.Call {
+	return modelserver.Call{ID: id, Name: "tool_search", Args: marshal(map[string]any{"query": query, "limit": 8})}
 }
 
 // RateLimit is a 429 for a per-minute limit, in the OpenAI shape, with
@@ -535,13 +643,12 @@ func Quota() modelserver.Reply {
 }
 
 func errorReply(status int, typ, code, msg string, headers map[string]string) modelserver.Reply {
-	var b bytes.Buffer
-	json.NewEncoder(&b).Encode(map[string]any{"error": map[string]any{
+	body := marshal(map[string]any{"error": map[string]any{
 		"message": msg, "type": typ, "param": nil, "code": code,
 	}})
 	h := map[string]string{"Content-Type": "application/json"}
 	for k, v := range headers {
 		h[k] = v
 	}
-	return modelserver.Reply{Status: status, Body: b.String(), Headers: h}
+	return modelserver.Reply{Status: status, Body: string(body), Headers: h}
 }
