@@ -229,6 +229,8 @@ type engineOpt struct {
 	id, name string
 	srv      *modelServer
 	fast     string
+	// p, when set, is the provider itself (a real coding-agent CLI).
+	p provider.Provider
 }
 
 func setup(t *testing.T, engines []engineOpt, tweak ...func(*env)) *env {
@@ -247,6 +249,10 @@ func setup(t *testing.T, engines []engineOpt, tweak ...func(*env)) *env {
 	}
 	providers := provider.Fixed{}
 	for _, en := range engines {
+		if en.p != nil {
+			providers[en.id] = en.p
+			continue
+		}
 		providers[en.id] = openai.New(openai.Config{ID: en.id, Name: en.name, BaseURL: en.srv.URL + "/v1",
 			Category: "chat-only", DefaultModel: "big-model", FastModel: en.fast})
 	}

@@ -36,7 +36,7 @@ var codexClient = map[string]any{"name": "conch", "title": "Conch", "version": "
 
 // Info reports whether codex is installed and can run a turn: its default
 // provider's key variable is set, or it is logged in. It asks a short-lived
-// app-server (modelProvider/list, account/read, model/list), since `codex
+// app-server (modelProvider/list, account/read, config/read, model/list), since `codex
 // login status` knows only logins and says "Not logged in" for a working
 // API-key provider. The answer is kept for a few seconds.
 func (c *Codex) Info(ctx context.Context) provider.Info {
@@ -130,21 +130,37 @@ func (s *codexProbe) drive(ctx context.Context, r *rpcRun) (string, error) {
 			st = readiness{reason: "Not logged in · run codex login"}
 		}
 	}
-	var list struct {
-		Data []struct {
-			Model     string `json:"model"`
-			IsDefault bool   `json:"isDefault"`
-			Hidden    bool   `json:"hidden"`
-		} `json:"data"`
+	// The model codex runs when none is named: its config's, else its
+	// catalog's default. A custom provider serves only what its config
+	// names; the catalog is OpenAI's.
+	var conf struct {
+		Config struct {
+			Model *string `json:"model"`
+		} `json:"config"`
 	}
-	if err := r.call(ctx, "model/list", map[string]any{}, &list); err == nil {
-		for _, m := range list.Data {
-			if m.Hidden {
-				continue
-			}
-			st.models = append(st.models, m.Model)
-			if m.IsDefault {
-				st.model = m.Model
+	if err := r.call(ctx, "config/read", map[string]any{}, &conf); err == nil && conf.Config.Model != nil && *conf.Config.Model != "" {
+		st.model = *conf.Config.Model
+		if providers.Default != "openai" {
+			st.models = []string{st.model}
+		}
+	}
+	if len(st.models) == 0 {
+		var list struct {
+			Data []struct {
+				Model     string `json:"model"`
+				IsDefault bool   `json:"isDefault"`
+				Hidden    bool   `json:"hidden"`
+			} `json:"data"`
+		}
+		if err := r.call(ctx, "model/list", map[string]any{}, &list); err == nil {
+			for _, m := range list.Data {
+				if m.Hidden {
+					continue
+				}
+				st.models = append(st.models, m.Model)
+				if m.IsDefault && st.model == "" {
+					st.model = m.Model
+				}
 			}
 		}
 	}

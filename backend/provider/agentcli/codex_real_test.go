@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"conch/backend/internal/agentbin"
+	"conch/backend/internal/agentrig"
 	"conch/backend/internal/modelserver"
 	"conch/backend/internal/modelserver/responses"
 	"conch/backend/provider"
@@ -22,33 +22,17 @@ import (
 
 // codexRig is the real Codex CLI against a scripted Responses server.
 type codexRig struct {
-	cfg  Config
-	srv  *responses.Server
-	cwd  string
-	mark string // the test's home mark
+	cfg Config
+	srv *responses.Server
+	cwd string
 }
 
-const codexKey = "CONCH_TEST_KEY"
+const codexKey = agentrig.CodexKey
 
-// newCodexRig writes a CODEX_HOME whose provider is srv (retries sets
-// the provider's retry options; "" turns them off).
 func newCodexRig(t *testing.T, brain modelserver.Brain, retries string) *codexRig {
 	t.Helper()
-	bin := agentbin.Path(t, agentbin.Codex)
-	srv := responses.New(t, brain)
-	home := t.TempDir()
-	if retries == "" {
-		retries = "request_max_retries = 0\nstream_max_retries = 0\n"
-	}
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(responses.CodexConfig(srv.BaseURL(), codexKey, retries)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return &codexRig{
-		cfg: Config{ID: "codex-1", Binary: bin, Grace: StopGrace,
-			Env: isolated(t, "CODEX_HOME="+home, codexKey+"=sk-conch-test")},
-		srv: srv,
-		cwd: t.TempDir(),
-	}
+	rig, srv := agentrig.Codex(t, brain, retries)
+	return &codexRig{cfg: Config{ID: "codex-1", Binary: rig.Bin, Env: rig.Env}, srv: srv, cwd: t.TempDir()}
 }
 
 func (r *codexRig) stream(t *testing.T, ctx context.Context, req provider.Request) <-chan provider.Event {
@@ -192,7 +176,7 @@ func TestCodexReadyWithAKeyAndNotWithout(t *testing.T) {
 	t.Parallel()
 	r := newCodexRig(t, afterResults(modelserver.Reply{Text: "hi"}), "")
 	info := NewCodex(r.cfg).Info(context.Background())
-	if !info.Ready || info.Reason != "" || !info.CanAsk || len(info.Models.List) == 0 {
+	if !info.Ready || info.Reason != "" || !info.CanAsk || info.Models.Default != "gpt-5.5" || !slices.Equal(info.Models.List, []string{"gpt-5.5"}) {
 		t.Errorf("with a key: %+v", info)
 	}
 	cfg := r.cfg

@@ -17,32 +17,8 @@ import (
 	"conch/backend/provider"
 )
 
-// The tests in *_real_test.go run the real CLIs (installed by
-// scripts/setup, found by agentbin) against a scripted model server on
-// loopback that speaks their API's wire format. Each gets a home of its
-// own, so nothing of the person's (logins, config, history) is read or
-// written, and every proxy variable points at a closed port on loopback,
-// so a CLI that tried to reach the internet would fail instead.
-
-// isolated is the environment of a real CLI's test: a fresh HOME and
-// TMPDIR, no way out but loopback, plus extra.
-func isolated(t *testing.T, extra ...string) []string {
-	t.Helper()
-	root := t.TempDir()
-	home := filepath.Join(root, "home")
-	tmp := filepath.Join(root, "tmp")
-	for _, d := range []string{home, tmp} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env := []string{"HOME=" + home, "TMPDIR=" + tmp, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
-		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost"}
-	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
-		env = append(env, k+"=http://127.0.0.1:9")
-	}
-	return append(env, extra...)
-}
+// The tests in *_real_test.go run the real CLIs against a scripted model
+// server on loopback, set up by agentrig.
 
 // testMark is a mark of its own for one test's processes.
 func testMark(t *testing.T) procmark.Mark {

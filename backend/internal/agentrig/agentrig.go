@@ -1,0 +1,68 @@
+// Package agentrig sets up the real coding-agent CLIs for a test: the
+// pinned binary (agentbin), a scripted model server on loopback in the
+// CLI's wire format (modelserver), and an environment of the test's own,
+// so nothing of the person's (logins, config, history) is read or written
+// and nothing but loopback can be reached: every proxy variable points at
+// a closed port, so a CLI that tried the internet would fail instead.
+package agentrig
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"conch/backend/internal/agentbin"
+	"conch/backend/internal/modelserver"
+	"conch/backend/internal/modelserver/responses"
+)
+
+// Rig is one CLI set up for a test.
+type Rig struct {
+	// Bin is the CLI's command.
+	Bin string
+	// Env is what to add to the environment it runs in.
+	Env []string
+}
+
+// Isolated is the environment of a real CLI's test: a fresh HOME and
+// TMPDIR, no way out but loopback, plus extra.
+func Isolated(t testing.TB, extra ...string) []string {
+	t.Helper()
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	tmp := filepath.Join(root, "tmp")
+	for _, d := range []string{home, tmp} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"HOME=" + home, "TMPDIR=" + tmp, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost"}
+	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
+		env = append(env, k+"=http://127.0.0.1:9")
+	}
+	return append(env, extra...)
+}
+
+// CodexKey is the variable Codex's test provider reads its key from.
+const CodexKey = "CONCH_TEST_KEY"
+
+// NoRetries are Codex provider settings that turn its retries off.
+const NoRetries = "request_max_retries = 0\nstream_max_retries = 0\n"
+
+// Codex is the real Codex CLI with a CODEX_HOME whose provider is a
+// scripted Responses server answering with brain; retries are the
+// provider's retry options ("" for NoRetries).
+func Codex(t testing.TB, brain modelserver.Brain, retries string) (Rig, *responses.Server) {
+	t.Helper()
+	bin := agentbin.Path(t, agentbin.Codex)
+	srv := responses.New(t, brain)
+	home := t.TempDir()
+	if retries == "" {
+		retries = NoRetries
+	}
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(responses.CodexConfig(srv.BaseURL(), CodexKey, retries)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return Rig{Bin: bin, Env: Isolated(t, "CODEX_HOME="+home, CodexKey+"=sk-conch-test")}, srv
+}
