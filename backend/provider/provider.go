@@ -167,8 +167,11 @@ type Usage struct {
 // Event is one thing a stream says. The last event is DoneEvent or
 // ErrorEvent, then the channel closes.
 type Event struct {
-	Kind       EventKind
-	Text       string
+	Kind EventKind
+	Text string
+	// Action is what a StepEvent's step did, when known, for the guard:
+	// a step the CLI ran without asking may still taint the chat.
+	Action     *Action
 	Call       *ToolCall
 	Usage      *Usage
 	StopReason string

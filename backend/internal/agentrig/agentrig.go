@@ -9,10 +9,12 @@ package agentrig
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"conch/backend/internal/agentbin"
 	"conch/backend/internal/modelserver"
+	"conch/backend/internal/modelserver/anthropic"
 	"conch/backend/internal/modelserver/responses"
 )
 
@@ -65,4 +67,22 @@ func Codex(t testing.TB, brain modelserver.Brain, retries string) (Rig, *respons
 		t.Fatal(err)
 	}
 	return Rig{Bin: bin, Env: Isolated(t, "CODEX_HOME="+home, CodexKey+"=sk-conch-test")}, srv
+}
+
+// Claude is the real Claude Code CLI talking to a scripted Anthropic
+// Messages server answering with brain; it retries a failed call retries
+// times (CLAUDE_CODE_MAX_RETRIES). Only the model server is reached:
+// CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC stops everything else.
+func Claude(t testing.TB, brain modelserver.Brain, retries int) (Rig, *anthropic.Server) {
+	t.Helper()
+	bin := agentbin.Path(t, agentbin.Claude)
+	srv := anthropic.New(t, brain)
+	env := Isolated(t,
+		"ANTHROPIC_BASE_URL="+srv.URL,
+		"ANTHROPIC_API_KEY=sk-ant-conch-test",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"CLAUDE_CODE_MAX_RETRIES="+strconv.Itoa(retries),
+		"DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1",
+		"TERM=dumb")
+	return Rig{Bin: bin, Env: env}, srv
 }

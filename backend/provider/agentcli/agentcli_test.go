@@ -27,7 +27,7 @@ type fake struct {
 func newFake(t *testing.T) *fake {
 	t.Helper()
 	f := &fake{t: t, dir: t.TempDir(), cwd: t.TempDir()}
-	f.env = []string{"FAKE_DIR=" + f.dir, "FAKE_MCP=" + fakeMCP}
+	f.env = []string{"FAKE_DIR=" + f.dir}
 	return f
 }
 

@@ -16,10 +16,14 @@ import (
 // gave none of its own.
 const claudeLogin = "Not logged in · Please run /login"
 
-// Claude is Claude Code run as `claude -p` in stream-json mode. Its
-// permission questions are routed to Request.Ask through an MCP tool that
-// Conch serves for the run (--permission-prompt-tool mcp__conch__approve;
-// see askServer), so it can ask.
+// Claude is Claude Code run as `claude -p` in stream-json mode
+// (docs/agents/claude-code.md). Conch is its permission authority in every
+// mode: it runs with --permission-prompt-tool naming the approve tool of
+// an MCP server Conch serves for the run (see askServer), so each step it
+// would ask about comes to Request.Ask, where Conch's gate answers: at
+// once in auto (so it never needs bypassPermissions, which root may not
+// use), by asking the person in ask and edits, by refusing in plan. The
+// same server offers Conch's own tools (Request.Tools).
 type Claude struct {
 	cfg Config
 }
@@ -27,12 +31,14 @@ type Claude struct {
 // NewClaude returns the Claude Code provider for cfg.
 func NewClaude(cfg Config) *Claude { return &Claude{cfg: cfg} }
 
-// claudeModes maps Conch's modes to --permission-mode.
+// claudeModes maps Conch's modes to --permission-mode. Every mode but plan
+// is Claude's default, which asks before edits and commands; Conch's gate
+// then answers by the chat's mode. Plan keeps Claude planning.
 var claudeModes = map[task.Mode]string{
 	task.Plan:  "plan",
 	task.Ask:   "default",
-	task.Edits: "acceptEdits",
-	task.Auto:  "bypassPermissions",
+	task.Edits: "default",
+	task.Auto:  "default",
 }
 
 // Info reports whether claude is on PATH and logged in (`claude auth
@@ -67,9 +73,8 @@ func (c *Claude) Info(ctx context.Context) provider.Info {
 }
 
 // Stream runs claude for req. The conversation goes on stdin as one user
-// message (see the package doc). With Request.Ask set in ask or edits
-// mode, the CLI's questions come to Ask through an MCP server on loopback
-// that lives as long as the run.
+// message (see the package doc), and stdin is closed after it, so the CLI
+// ends after its turn.
 func (c *Claude) Stream(ctx context.Context, req provider.Request) (<-chan provider.Event, error) {
 	pm, ok := claudeModes[mode(req)]
 	if !ok {
@@ -79,18 +84,12 @@ func (c *Claude) Stream(ctx context.Context, req provider.Request) (<-chan provi
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s", provider.ErrNotReady, notFound("claude", "Claude Code"))
 	}
-	args := []string{"-p", "--output-format", "stream-json", "--input-format", "stream-json", "--verbose"}
+	args := []string{"-p", "--output-format", "stream-json", "--input-format", "stream-json", "--verbose",
+		"--include-partial-messages"}
 	if m := c.cfg.model(req); m != "" {
 		args = append(args, "--model", m)
 	}
 	args = append(args, "--permission-mode", pm)
-	// Only ask and edits mode ask. In plan mode a question could only be
-	// to leave plan mode (ExitPlanMode), which would widen the chat's
-	// mode, so there the CLI denies every question itself.
-	ask := req.Ask
-	if m := mode(req); m != task.Ask && m != task.Edits {
-		ask = nil
-	}
 	input, err := json.Marshal(map[string]any{
 		"type":    "user",
 		"message": map[string]any{"role": "user", "content": prompt(req)},
@@ -102,15 +101,31 @@ func (c *Claude) Stream(ctx context.Context, req provider.Request) (<-chan provi
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	opts := serveOpts{Ask: req.Ask, Cwd: req.Cwd}
+	if req.Call != nil {
+		opts.Tools, opts.Call = req.Tools, req.Call
+	}
 	var srv *askServer
-	if ask != nil {
-		if srv, err = startAskServer(ctx, serveOpts{Ask: ask, Cwd: req.Cwd}); err != nil {
+	if opts.Ask != nil || len(opts.Tools) > 0 {
+		if srv, err = startAskServer(ctx, opts); err != nil {
 			return nil, fmt.Errorf("claude: serve its questions: %w", err)
 		}
-		args = append(args, "--mcp-config", srv.config, "--permission-prompt-tool", askToolName)
+		args = append(args, "--mcp-config", srv.config)
+		if opts.Ask != nil {
+			args = append(args, "--permission-prompt-tool", askToolName)
+		}
+		// Conch's own tools pass its gate when they run; Claude need not
+		// ask about them first.
+		var allowed []string
+		for _, t := range opts.Tools {
+			allowed = append(allowed, "mcp__conch__"+t.Name)
+		}
+		if len(allowed) > 0 {
+			args = append(args, "--allowedTools", strings.Join(allowed, ","))
+		}
 	}
 	ch, err := launch(ctx, c.cfg, "claude", bin, args, req.Cwd, req.Mark, input, func(p *proc, e emitter) handler {
-		return &claudeHandler{e: e, cwd: req.Cwd, srv: srv}
+		return &claudeHandler{e: e, cwd: req.Cwd, srv: srv, uses: map[string]claudeBlock{}, streamed: map[string]bool{}}
 	})
 	if err != nil && srv != nil {
 		srv.Close()
@@ -122,10 +137,12 @@ func (c *Claude) Stream(ctx context.Context, req provider.Request) (<-chan provi
 type claudeHandler struct {
 	e   emitter
 	cwd string
-	srv *askServer // serves the CLI's questions; nil when it may not ask
+	srv *askServer // serves the CLI's questions and Conch's tools; nil when neither
 
-	lastID   string // message.id of the last frame that gave text
-	wrote    bool   // some text was sent
+	lastID   string                 // the message the last text came from
+	wrote    bool                   // some text was sent
+	streamed map[string]bool        // messages whose text came as partial messages
+	uses     map[string]claudeBlock // tool uses waiting for their results, by id
 	resetsAt time.Time
 	apiError string // an assistant frame's error, e.g. rate_limit
 	result   *claudeResult
@@ -133,17 +150,22 @@ type claudeHandler struct {
 
 type claudeBlock struct {
 	Type  string          `json:"type"`
+	ID    string          `json:"id"`
 	Text  string          `json:"text"`
 	Name  string          `json:"name"`
 	Input json.RawMessage `json:"input"`
+	// A tool_result's.
+	ToolUseID string `json:"tool_use_id"`
+	IsError   bool   `json:"is_error"`
 }
 
 type claudeLine struct {
 	Type    string `json:"type"`
+	Subtype string `json:"subtype"`
 	Message struct {
-		ID      string        `json:"id"`
-		Model   string        `json:"model"`
-		Content []claudeBlock `json:"content"`
+		ID      string          `json:"id"`
+		Model   string          `json:"model"`
+		Content json.RawMessage `json:"content"`
 	} `json:"message"`
 	ParentToolUseID *string `json:"parent_tool_use_id"`
 	Error           string  `json:"error"`
@@ -151,6 +173,35 @@ type claudeLine struct {
 		Status   string `json:"status"`
 		ResetsAt int64  `json:"resetsAt"`
 	} `json:"rate_limit_info"`
+	// A stream_event's: one event of the model's streamed answer.
+	Event struct {
+		Type         string `json:"type"`
+		ContentBlock struct {
+			Type string `json:"type"`
+		} `json:"content_block"`
+		Delta struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"delta"`
+	} `json:"event"`
+	APIMessageID string `json:"api_message_id"`
+	// A user line's: who allowed or refused each tool it answers.
+	ToolResultMeta []struct {
+		ID                 string `json:"id"`
+		PermissionDecision struct {
+			Decision string `json:"decision"`
+		} `json:"permission_decision"`
+		NonExecutionKind string `json:"non_execution_kind"`
+	} `json:"tool_result_meta"`
+}
+
+// blocks reads a message's content: blocks, or a plain string.
+func (l claudeLine) blocks() []claudeBlock {
+	var bs []claudeBlock
+	if json.Unmarshal(l.Message.Content, &bs) == nil {
+		return bs
+	}
+	return nil
 }
 
 type claudeResult struct {
@@ -174,20 +225,38 @@ func (h *claudeHandler) line(raw []byte) error {
 	if err := json.Unmarshal(raw, &l); err != nil {
 		return fmt.Errorf("%w: claude: %v", provider.ErrProtocol, err)
 	}
+	// A subagent's words and steps are its report to Claude, not the reply.
+	sub := l.ParentToolUseID != nil && *l.ParentToolUseID != ""
 	switch l.Type {
+	case "stream_event":
+		if sub {
+			break
+		}
+		switch l.Event.Type {
+		case "content_block_start":
+			if l.Event.ContentBlock.Type == "text" && h.wrote && l.APIMessageID != h.lastID {
+				// The messages of one reply do not run together.
+				h.e.text("\n\n")
+				h.lastID = l.APIMessageID
+			}
+		case "content_block_delta":
+			if l.Event.Delta.Type == "text_delta" && l.Event.Delta.Text != "" {
+				h.streamed[l.APIMessageID] = true
+				h.lastID, h.wrote = l.APIMessageID, true
+				h.e.text(l.Event.Delta.Text)
+			}
+		}
 	case "assistant":
 		if l.Error != "" {
 			h.apiError = l.Error
 		}
-		sub := l.ParentToolUseID != nil && *l.ParentToolUseID != ""
 		// A frame the CLI made up to carry an error (a limit, a login)
 		// is reported once, as the result's error, not as reply text.
 		synthetic := l.Error != "" || l.Message.Model == "<synthetic>"
-		for _, b := range l.Message.Content {
+		for _, b := range l.blocks() {
 			switch b.Type {
 			case "text":
-				// A subagent's words are its report to Claude, not the reply.
-				if sub || synthetic || b.Text == "" {
+				if sub || synthetic || b.Text == "" || h.streamed[l.Message.ID] {
 					continue
 				}
 				text := b.Text
@@ -197,8 +266,16 @@ func (h *claudeHandler) line(raw []byte) error {
 				h.lastID, h.wrote = l.Message.ID, true
 				h.e.text(text)
 			case "tool_use":
-				h.e.step(claudeStep(b.Name, b.Input, h.cwd))
+				if !sub && b.ID != "" {
+					h.uses[b.ID] = b // shown once it has run, or was refused
+				}
 			}
+		}
+	case "user":
+		h.results(l)
+	case "system":
+		if l.Subtype == "api_retry" {
+			h.e.notice(claudeRetry(raw))
 		}
 	case "rate_limit_event":
 		if l.RateLimitInfo.Status == "rejected" && l.RateLimitInfo.ResetsAt > 0 {
@@ -219,6 +296,70 @@ func (h *claudeHandler) line(raw []byte) error {
 		})
 	}
 	return nil
+}
+
+// results shows the steps whose tools have now run, or were refused.
+func (h *claudeHandler) results(l claudeLine) {
+	rejected := map[string]bool{}
+	for _, m := range l.ToolResultMeta {
+		if m.PermissionDecision.Decision == "reject" || m.NonExecutionKind != "" {
+			rejected[m.ID] = true
+		}
+	}
+	for _, b := range l.blocks() {
+		if b.Type != "tool_result" {
+			continue
+		}
+		use, ok := h.uses[b.ToolUseID]
+		if !ok {
+			continue
+		}
+		delete(h.uses, b.ToolUseID)
+		if strings.HasPrefix(use.Name, "mcp__conch__") {
+			continue // Conch's own tools show as their calls
+		}
+		a := claudeAction(use.Name, use.Input, h.cwd)
+		switch {
+		case rejected[b.ToolUseID]:
+			h.e.step(declinedStep(a.Detail))
+		case b.IsError:
+			h.e.emit(provider.Event{Kind: provider.StepEvent, Text: claudeStep(use.Name, use.Input, h.cwd) + " (failed)", Action: &a})
+		default:
+			h.e.emit(provider.Event{Kind: provider.StepEvent, Text: claudeStep(use.Name, use.Input, h.cwd), Action: &a})
+		}
+	}
+}
+
+// declinedStep is the step of a refused or declined action, from its
+// question: "Run `ls`?" → "Declined: run `ls`".
+func declinedStep(detail string) string {
+	d := strings.TrimSuffix(detail, "?")
+	if d == "" {
+		return "Declined"
+	}
+	return "Declined: " + strings.ToLower(d[:1]) + d[1:]
+}
+
+// claudeRetry is the notice of a system/api_retry line.
+func claudeRetry(raw []byte) string {
+	var r struct {
+		Attempt     int    `json:"attempt"`
+		MaxRetries  int    `json:"max_retries"`
+		ErrorStatus int    `json:"error_status"`
+		Error       string `json:"error"`
+	}
+	_ = json.Unmarshal(raw, &r)
+	count := ""
+	if r.Attempt > 0 && r.MaxRetries > 0 {
+		count = fmt.Sprintf(" (%d of %d)", r.Attempt, r.MaxRetries)
+	}
+	switch {
+	case r.Error == "rate_limit" || r.ErrorStatus == 429:
+		return "Claude Code is retrying after a rate limit" + count
+	case r.Error == "overloaded" || r.ErrorStatus == 529:
+		return "Claude Code is retrying: the API is overloaded" + count
+	}
+	return "Claude Code is retrying after an API error" + count
 }
 
 // release stops the question server once the CLI has exited.
@@ -333,12 +474,18 @@ func claudeStep(name string, raw json.RawMessage, cwd string) string {
 	return "Used " + name
 }
 
-// claudeAction is the step Claude Code asks permission for, for Conch's
-// gate: what it does in the person's words, and what it may change.
+// claudeAction is a step of Claude Code's, for Conch's gate and guard:
+// what it does in the person's words, what it may change, and the files
+// it touches (none may lie outside the chat's folder).
 func claudeAction(name string, raw json.RawMessage, cwd string) provider.Action {
 	var in map[string]any
 	_ = json.Unmarshal(raw, &in)
-	path := relPath(cwd, orDefault(str(in, "file_path"), str(in, "notebook_path")))
+	file := orDefault(str(in, "file_path"), str(in, "notebook_path"))
+	path := relPath(cwd, file)
+	var paths []string
+	if file != "" {
+		paths = []string{file}
+	}
 	switch name {
 	case "Bash", "BashOutput", "KillShell", "KillBash":
 		cmd := str(in, "command")
@@ -347,15 +494,23 @@ func claudeAction(name string, raw json.RawMessage, cwd string) provider.Action 
 		}
 		return provider.Action{Tool: name, Detail: fmt.Sprintf("Run `%s` in %s?", cmd, tilde(cwd)), Effect: "command", Command: cmd}
 	case "Edit", "MultiEdit", "NotebookEdit":
-		return provider.Action{Tool: name, Detail: "Edit " + path + "?", Effect: "edit"}
+		return provider.Action{Tool: name, Detail: "Edit " + path + "?", Effect: "edit", Paths: paths}
 	case "Write":
-		return provider.Action{Tool: name, Detail: "Write " + path + "?", Effect: "edit"}
-	case "Read", "Glob", "Grep", "LS", "TodoWrite", "Task", "ExitPlanMode":
+		return provider.Action{Tool: name, Detail: "Write " + path + "?", Effect: "edit", Paths: paths}
+	case "ExitPlanMode":
+		// Leaving plan mode would widen the chat's mode: plan refuses it.
+		return provider.Action{Tool: name, Detail: "Leave plan mode and start making changes?", Effect: "edit"}
+	case "Read", "Glob", "Grep", "LS":
+		if dir := str(in, "path"); dir != "" {
+			paths = append(paths, dir)
+		}
 		detail := "Use " + name + "?"
 		if path != "" {
 			detail = "Read " + path + "?"
 		}
-		return provider.Action{Tool: name, Detail: detail, Effect: "none"}
+		return provider.Action{Tool: name, Detail: detail, Effect: "none", Paths: paths}
+	case "TodoWrite", "Task", "Agent", "ToolSearch", "AskUserQuestion", "EnterPlanMode":
+		return provider.Action{Tool: name, Detail: "Use " + name + "?", Effect: "none"}
 	case "WebFetch":
 		return provider.Action{Tool: name, Detail: "Fetch " + str(in, "url") + "?", Effect: "network", URL: str(in, "url")}
 	case "WebSearch":

@@ -217,7 +217,7 @@ func (c *Codex) Stream(ctx context.Context, req provider.Request) (<-chan provid
 			"-c", `mcp_servers.conch.default_tools_approval_mode="approve"`)
 	}
 	s := &codexSession{req: req, sandbox: sandbox, model: c.cfg.model(req), srv: srv,
-		turnDone: make(chan codexTurn, 1), items: map[string]codexItem{}}
+		turnDone: make(chan codexTurn, 1), items: map[string]codexItem{}, asked: map[string]string{}}
 	ch, err := launchRPC(ctx, c.cfg, "codex", bin, args, req.Cwd, req, func(e emitter) rpcSession {
 		s.e = e
 		return s
@@ -242,7 +242,7 @@ type codexSession struct {
 	items    map[string]codexItem // started items by id, for their approvals
 	lastText string               // the agent message text came from last
 	wrote    bool
-	declined map[string]bool // items the gate said no to
+	asked    map[string]string // what the gate was asked, by item
 }
 
 // codexItem is a thread item, as item/started and item/completed give it.
@@ -419,14 +419,14 @@ func (s *codexSession) completed(it codexItem) string {
 		cmd := shorten(unwrapShell(it.Command))
 		switch {
 		case it.Status == "declined":
-			return "Declined: run " + cmd
+			return s.declined(it.ID, "Run `"+cmd+"`?")
 		case it.ExitCode != nil && *it.ExitCode != 0:
 			return fmt.Sprintf("Ran %s (exit %d)", cmd, *it.ExitCode)
 		}
 		return "Ran " + cmd
 	case "fileChange":
 		if it.Status == "declined" {
-			return "Declined: edit " + s.paths(it)
+			return s.declined(it.ID, "Edit "+s.paths(it)+"?")
 		}
 		return "Edited " + s.paths(it)
 	case "webSearch":
@@ -438,6 +438,18 @@ func (s *codexSession) completed(it codexItem) string {
 		return "Used " + it.Server + "." + it.Tool
 	}
 	return ""
+}
+
+// declined is the step of an item the gate said no to, in the words it
+// was asked in.
+func (s *codexSession) declined(id, fallback string) string {
+	s.mu.Lock()
+	detail, ok := s.asked[id]
+	s.mu.Unlock()
+	if !ok {
+		detail = fallback
+	}
+	return declinedStep(detail)
 }
 
 func (s *codexSession) paths(it codexItem) string {
@@ -466,7 +478,7 @@ func (s *codexSession) request(ctx context.Context, method string, params json.R
 		if p.Reason != "" {
 			detail = fmt.Sprintf("Run `%s` in %s (%s)?", cmd, tilde(orDefault(p.Cwd, s.req.Cwd)), p.Reason)
 		}
-		return map[string]any{"decision": s.decide(ctx, provider.Action{Tool: "exec_command", Detail: detail, Effect: "command", Command: cmd})}, nil
+		return map[string]any{"decision": s.decide(ctx, p.ItemID, provider.Action{Tool: "exec_command", Detail: detail, Effect: "command", Command: cmd})}, nil
 	case "item/fileChange/requestApproval":
 		var p struct {
 			ItemID string `json:"itemId"`
@@ -485,7 +497,7 @@ func (s *codexSession) request(ctx context.Context, method string, params json.R
 			// A change Conch cannot see cannot be checked against the folder.
 			return map[string]any{"decision": "decline"}, nil
 		}
-		return map[string]any{"decision": s.decide(ctx, a)}, nil
+		return map[string]any{"decision": s.decide(ctx, p.ItemID, a)}, nil
 	case "mcpServer/elicitation/request":
 		var p struct {
 			ServerName string `json:"serverName"`
@@ -498,7 +510,7 @@ func (s *codexSession) request(ctx context.Context, method string, params json.R
 			return nil, &rpcError{Code: rpcInvalidParams, Message: err.Error()}
 		}
 		a := provider.Action{Tool: p.ServerName + "." + p.Meta.Tool, Detail: orDefault(p.Message, "Allow "+p.ServerName+"?"), Effect: "network"}
-		if s.decide(ctx, a) == "accept" {
+		if s.decide(ctx, "", a) == "accept" {
 			return map[string]any{"action": "accept", "content": map[string]any{}, "_meta": nil}, nil
 		}
 		return map[string]any{"action": "decline", "content": nil, "_meta": nil}, nil
@@ -506,9 +518,14 @@ func (s *codexSession) request(ctx context.Context, method string, params json.R
 	return nil, &rpcError{Code: rpcNoMethod, Message: "Conch does not answer " + method}
 }
 
-// decide puts a step to Conch's gate: accept, decline, or cancel when the
-// run is being stopped.
-func (s *codexSession) decide(ctx context.Context, a provider.Action) string {
+// decide puts item's step to Conch's gate: accept, decline, or cancel when
+// the run is being stopped.
+func (s *codexSession) decide(ctx context.Context, item string, a provider.Action) string {
+	if item != "" {
+		s.mu.Lock()
+		s.asked[item] = a.Detail
+		s.mu.Unlock()
+	}
 	if s.req.Ask == nil {
 		return "decline"
 	}

@@ -112,7 +112,7 @@ func TestCodexAsksAndTheAnswerHolds(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || !slices.Equal(steps, []string{"Declined: run printf hi > made.txt"}) {
+			if err == nil || !slices.Equal(steps, []string{"Declined: run `printf hi > made.txt` in " + tilde(r.cwd)}) {
 				t.Errorf("declined: made.txt %v, steps %q", err, steps)
 			}
 			if len(seen) != 1 || !strings.Contains(seen[0].Text, "rejected by user") {

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,8 +44,13 @@ const mcpVersion = "2025-06-18"
 var mcpVersions = map[string]bool{"2024-11-05": true, "2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
 
 // mcpBeat is how long a response may wait before its headers are sent
-// and kept alive (see askServer.wait).
-const mcpBeat = 20 * time.Second
+// and kept alive, and then how often it is (see askServer.wait). Claude
+// Code gives up on a tool that sends nothing for 60 s.
+const mcpBeat = 10 * time.Second
+
+// mcpTimeout is the per-server tool timeout written in the config, in
+// milliseconds: a person may take a day to answer.
+const mcpTimeout = 24 * 60 * 60 * 1000
 
 // mcpMaxBody bounds one request; an approve call carries the tool's
 // input, which for Write holds a whole file.
@@ -173,7 +179,7 @@ func startAskServer(ctx context.Context, o serveOpts) (*askServer, error) {
 // owner may read it (os.CreateTemp makes it 0600), since it holds the token.
 func (s *askServer) writeConfig() error {
 	b, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"conch": map[string]any{"type": "http", "url": s.url},
+		"conch": map[string]any{"type": "http", "url": s.url, "timeout": mcpTimeout},
 	}})
 	if err != nil {
 		return err
@@ -247,7 +253,8 @@ func (s *askServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	status, reply, started := s.wait(w, r.Context(), body)
+	stream := strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	status, reply, started := s.wait(w, r.Context(), body, stream)
 	if reply == nil {
 		if !started {
 			w.WriteHeader(status)
@@ -259,7 +266,11 @@ func (s *askServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Only a tool input could fail to re-encode, and it came as JSON.
 		status, b = http.StatusInternalServerError, []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}`)
 	}
-	if !started {
+	switch {
+	case started && stream:
+		_, _ = fmt.Fprintf(w, "event: message\ndata: %s\n\n", b)
+		return
+	case !started:
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 	}
@@ -267,13 +278,15 @@ func (s *askServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // wait handles the message while keeping the response alive. A person
-// may take many minutes to answer, and an HTTP client may give up on a
-// response whose headers are slow to come (Node's fetch does after five
-// minutes). So once beat has passed without an answer, wait sends the
-// headers (200, JSON: only a tools/call waits, and its errors are 200
-// too), then a space every beat, which JSON allows before the reply;
-// started says it did. Only this goroutine writes to w.
-func (s *askServer) wait(w http.ResponseWriter, ctx context.Context, body []byte) (status int, reply *rpcReply, started bool) {
+// may take many minutes to answer, and an MCP client gives up on a call
+// that sends nothing for a while (Claude Code after 60 s, Node's fetch on
+// headers after five minutes). So once beat has passed without an
+// answer, wait sends the headers (200: only a tools/call waits, and its
+// errors are 200 too) and then, every beat, a progress notification on an
+// SSE stream when the client takes one (stream) and gave a progressToken,
+// else a space, which JSON allows before the reply; started says it did.
+// Only this goroutine writes to w.
+func (s *askServer) wait(w http.ResponseWriter, ctx context.Context, body []byte, stream bool) (status int, reply *rpcReply, started bool) {
 	type answer struct {
 		status int
 		reply  *rpcReply
@@ -283,20 +296,43 @@ func (s *askServer) wait(w http.ResponseWriter, ctx context.Context, body []byte
 		status, reply := s.handle(ctx, body)
 		done <- answer{status, reply}
 	}()
+	var meta struct {
+		Params struct {
+			Meta struct {
+				ProgressToken json.RawMessage `json:"progressToken"`
+			} `json:"_meta"`
+		} `json:"params"`
+	}
+	_ = json.Unmarshal(body, &meta)
+	token := meta.Params.Meta.ProgressToken
 	tick := time.NewTicker(s.beat)
 	defer tick.Stop()
 	flusher, _ := w.(http.Flusher)
-	for {
+	for beats := 1; ; beats++ {
 		select {
 		case a := <-done:
 			return a.status, a.reply, started
 		case <-tick.C:
 			if !started {
-				w.Header().Set("Content-Type", "application/json")
+				if stream {
+					w.Header().Set("Content-Type", "text/event-stream")
+					w.Header().Set("Cache-Control", "no-cache")
+				} else {
+					w.Header().Set("Content-Type", "application/json")
+				}
 				w.WriteHeader(http.StatusOK)
 				started = true
 			}
-			_, _ = w.Write([]byte(" "))
+			switch {
+			case stream && len(token) > 0:
+				note, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress",
+					"params": map[string]any{"progressToken": token, "progress": beats, "message": "Waiting for the person in Conch"}})
+				_, _ = fmt.Fprintf(w, "event: message\ndata: %s\n\n", note)
+			case stream:
+				_, _ = w.Write([]byte(": waiting\n\n")) // an SSE comment
+			default:
+				_, _ = w.Write([]byte(" "))
+			}
 			if flusher != nil {
 				flusher.Flush()
 			}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -89,7 +90,7 @@ func TestAskServerConfig(t *testing.T) {
 		t.Errorf("config mode %v", st.Mode().Perm())
 	}
 	b, _ := os.ReadFile(a.s.config)
-	if want := `{"mcpServers":{"conch":{"type":"http","url":"http://` + a.s.addr + a.s.path + `"}}}`; string(b) != want {
+	if want := `{"mcpServers":{"conch":{"timeout":86400000,"type":"http","url":"http://` + a.s.addr + a.s.path + `"}}}`; string(b) != want {
 		t.Errorf("config %s, want %s", b, want)
 	}
 	if !strings.HasPrefix(a.s.addr, "127.0.0.1:") || len(a.s.path) != len("/mcp/")+32 {
@@ -251,6 +252,41 @@ func TestAskServerKeepsSlowAnswersAlive(t *testing.T) {
 
 // Closing the server cancels the pending ask, ends every goroutine it
 // started, frees the port and removes the config file.
+// A client that takes an SSE answer and gave a progress token gets a
+// progress notification every beat while the person thinks, then the
+// reply: Claude Code gives up on a call that sends nothing for 60 s.
+func TestAskServerStreamsProgressWhileItWaits(t *testing.T) {
+	t.Parallel()
+	a := newAskTestBeat(t, func(ctx context.Context, a provider.Action) (bool, error) {
+		time.Sleep(150 * time.Millisecond)
+		return false, nil
+	}, 20*time.Millisecond)
+	req, _ := http.NewRequest("POST", a.s.url, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"approve","arguments":{"tool_name":"Bash","input":{"command":"ls"}},"_meta":{"progressToken":"p-1"}}}`))
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := a.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("status %d, content type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	b, _ := io.ReadAll(resp.Body)
+	events := strings.Split(strings.TrimSuffix(string(b), "\n\n"), "\n\n")
+	if len(events) < 3 {
+		t.Fatalf("want progress notes then the reply, got %q", b)
+	}
+	for i, ev := range events[:len(events)-1] {
+		want := fmt.Sprintf(`event: message`+"\n"+`data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"message":"Waiting for the person in Conch","progress":%d,"progressToken":"p-1"}}`, i+1)
+		if ev != want {
+			t.Errorf("event %d: %q, want %q", i, ev, want)
+		}
+	}
+	if last, want := events[len(events)-1], "event: message\ndata: "+`{"jsonrpc":"2.0","id":7,"result":{"content":[{"text":"{\"behavior\":\"deny\",\"message\":\"The person declined.\"}","type":"text"}]}}`; last != want {
+		t.Errorf("reply %q, want %q", last, want)
+	}
+}
+
 func TestAskServerClose(t *testing.T) {
 	t.Parallel()
 	asked := make(chan struct{})

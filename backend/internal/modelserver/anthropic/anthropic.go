@@ -33,41 +33,35 @@ type Server struct {
 	// Quiet stops the per-request t.Logf lines.
 	Quiet bool
 
-	// Side answers the CLI's side requests (non-streaming /v1/messages
-	// calls, and streaming calls that offer no tools and ask for few
-	// tokens, which the CLI makes for titles and similar chores) when it
-	// is set; when nil, side requests are answered with SideText and never
-	// reach the brain nor Turns.
-	Side     modelserver.Brain
-	SideText string
-
 	mu       sync.Mutex
 	turns    []modelserver.Turn
 	requests []Request
 	n        atomic.Int64
+	think    sync.Mutex // one brain call at a time
 }
 
 // Request is one HTTP request the server received.
 type Request struct {
 	Method string
-	Path   string
-	Header http.Header
-	Body   []byte
-	// Side is true for a /v1/messages request taken as a side request.
-	Side bool
+	// Path is the URL path; Claude Code asks for /v1/messages?beta=true,
+	// RawQuery keeps the query.
+	Path     string
+	RawQuery string
+	Header   http.Header
+	Body     []byte
 }
 
-// New starts a server answering /v1/messages from brain; it is closed at
-// the end of the test.
+// New starts a server answering POST /v1/messages from brain; it is
+// closed at the end of the test. The brain is called for every Messages
+// request, one call at a time, and each request is kept in Turns.
 func New(t testing.TB, brain modelserver.Brain) *Server {
-	s := &Server{brain: brain, t: t, SideText: "ok"}
+	s := &Server{brain: brain, t: t}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
 }
 
-// Turns are the main-loop /v1/messages requests answered so far, oldest
-// first.
+// Turns are the /v1/messages requests answered so far, oldest first.
 func (s *Server) Turns() []modelserver.Turn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -89,7 +83,7 @@ func (s *Server) logf(format string, args ...any) {
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	req := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
+	req := Request{Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery, Header: r.Header.Clone(), Body: body}
 	path := r.URL.Path
 	switch {
 	case r.Method == http.MethodPost && path == "/v1/messages":
@@ -260,31 +254,21 @@ func isReminder(text string) bool {
 }
 
 func (s *Server) messages(w http.ResponseWriter, r Request) {
+	s.add(r)
 	var req request
 	if err := json.Unmarshal(r.Body, &req); err != nil {
-		s.add(r)
 		writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 		return
 	}
 	turn := decode(req)
-	// The CLI's own chores (titles, topic checks, quota probes) offer no
-	// tools; the agent loop always offers some.
-	r.Side = len(req.Tools) == 0
-	s.add(r)
-	s.logf("anthropic: POST /v1/messages model=%s stream=%v max_tokens=%d tools=%d messages=%d side=%v",
-		req.Model, req.Stream, req.MaxTokens, len(req.Tools), len(req.Messages), r.Side)
-	var reply modelserver.Reply
-	switch {
-	case r.Side && s.Side != nil:
-		reply = s.Side(turn)
-	case r.Side:
-		reply = modelserver.Reply{Text: s.SideText}
-	default:
-		s.mu.Lock()
-		s.turns = append(s.turns, turn)
-		s.mu.Unlock()
-		reply = s.brain(turn)
-	}
+	s.logf("anthropic: POST /v1/messages model=%s stream=%v max_tokens=%d tools=%d messages=%d",
+		req.Model, req.Stream, req.MaxTokens, len(req.Tools), len(req.Messages))
+	s.mu.Lock()
+	s.turns = append(s.turns, turn)
+	s.mu.Unlock()
+	s.think.Lock()
+	reply := s.brain(turn)
+	s.think.Unlock()
 	if reply.Status != 0 {
 		for k, v := range reply.Headers {
 			w.Header().Set(k, v)

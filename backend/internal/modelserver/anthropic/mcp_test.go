@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 // mcpServer is a minimal MCP server over the Streamable HTTP transport
@@ -19,6 +21,10 @@ type mcpServer struct {
 	t     *testing.T
 	tools []mcpTool
 	call  func(name string, args json.RawMessage) mcpResult
+
+	// progress, when non-zero, makes tools/call answer as an SSE stream
+	// that sends a notifications/progress this often until the result.
+	progress time.Duration
 
 	mu    sync.Mutex
 	log   []mcpMessage // every JSON-RPC message received, in order
@@ -55,10 +61,14 @@ func newMCPServer(t *testing.T, tools []mcpTool, call func(string, json.RawMessa
 }
 
 // config writes an --mcp-config file naming this server as `name`.
-func (m *mcpServer) config(t *testing.T, name string) string {
-	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		name: map[string]any{"type": "http", "url": m.URL + "/mcp"},
-	}})
+func (m *mcpServer) config(t *testing.T, name string, extra ...map[string]any) string {
+	server := map[string]any{"type": "http", "url": m.URL + "/mcp"}
+	for _, e := range extra {
+		for k, v := range e {
+			server[k] = v
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{name: server}})
 	p := filepath.Join(t.TempDir(), "mcp.json")
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
@@ -128,16 +138,26 @@ func (m *mcpServer) serve(w http.ResponseWriter, r *http.Request) {
 		var p struct {
 			Name      string          `json:"name"`
 			Arguments json.RawMessage `json:"arguments"`
+			Meta      struct {
+				ProgressToken json.RawMessage `json:"progressToken"`
+			} `json:"_meta"`
 		}
 		json.Unmarshal(msg.Params, &p)
 		m.mu.Lock()
 		m.calls = append(m.calls, mcpCall{Name: p.Name, Args: p.Arguments})
 		m.mu.Unlock()
-		res := m.call(p.Name, p.Arguments)
-		result = map[string]any{
-			"content": []any{map[string]any{"type": "text", "text": res.Text}},
-			"isError": res.IsError,
+		answer := func() any {
+			res := m.call(p.Name, p.Arguments)
+			return map[string]any{
+				"content": []any{map[string]any{"type": "text", "text": res.Text}},
+				"isError": res.IsError,
+			}
 		}
+		if m.progress > 0 {
+			m.stream(w, msg.ID, p.Meta.ProgressToken, answer)
+			return
+		}
+		result = answer()
 	default:
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": msg.ID,
@@ -146,4 +166,36 @@ func (m *mcpServer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": result})
+}
+
+// stream answers one request as an SSE stream: progress notifications
+// until answer returns, then the response.
+func (m *mcpServer) stream(w http.ResponseWriter, id, token json.RawMessage, answer func() any) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "event: message\ndata: %s\n\n", b)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	done := make(chan any, 1)
+	go func() { done <- answer() }()
+	tick := time.NewTicker(m.progress)
+	defer tick.Stop()
+	for n := 1; ; n++ {
+		select {
+		case res := <-done:
+			send(map[string]any{"jsonrpc": "2.0", "id": id, "result": res})
+			return
+		case <-tick.C:
+			if len(token) > 0 {
+				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress",
+					"params": map[string]any{"progressToken": token, "progress": n, "message": "waiting for the user"}})
+			}
+		}
+	}
 }
