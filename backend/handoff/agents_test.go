@@ -14,6 +14,7 @@ import (
 	"conch/backend/internal/agentrig"
 	"conch/backend/internal/modelserver"
 	"conch/backend/internal/modelserver/anthropic"
+	"conch/backend/internal/modelserver/gemini"
 	"conch/backend/internal/modelserver/responses"
 	"conch/backend/provider"
 	"conch/backend/provider/agentcli"
@@ -58,6 +59,19 @@ var agents = []agent{
 			return modelserver.Call{ID: "toolu_w", Name: "Write", Args: b}
 		},
 		limit: anthropic.RateLimit("1"),
+	},
+	{
+		id: "gemini", name: "Gemini CLI",
+		start: func(t *testing.T, brain modelserver.Brain) (provider.Provider, func() int) {
+			rig, srv := agentrig.Gemini(t, brain, 1)
+			return agentcli.NewGemini(agentcli.Config{ID: "gemini", Name: "Gemini CLI", Binary: rig.Bin, Env: rig.Env, Model: "gemini-2.5-flash"}),
+				func() int { return len(srv.Turns()) }
+		},
+		write: func(name, text string) modelserver.Call {
+			b, _ := json.Marshal(map[string]string{"file_path": name, "content": text + "\n"})
+			return modelserver.Call{ID: "c1", Name: "write_file", Args: b}
+		},
+		limit: gemini.PerMinuteLimit("gemini-2.5-flash", "1s"),
 	},
 }
 

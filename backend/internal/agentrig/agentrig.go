@@ -7,6 +7,7 @@
 package agentrig
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"conch/backend/internal/agentbin"
 	"conch/backend/internal/modelserver"
 	"conch/backend/internal/modelserver/anthropic"
+	"conch/backend/internal/modelserver/gemini"
 	"conch/backend/internal/modelserver/responses"
 )
 
@@ -83,6 +85,42 @@ func Claude(t testing.TB, brain modelserver.Brain, retries int) (Rig, *anthropic
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"CLAUDE_CODE_MAX_RETRIES="+strconv.Itoa(retries),
 		"DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1",
+		"TERM=dumb")
+	return Rig{Bin: bin, Env: env}, srv
+}
+
+// Gemini is the real Gemini CLI talking to a scripted Gemini API server
+// answering with brain; it tries each model call attempts times in all
+// (general.maxAttempts). Its settings turn off usage statistics and
+// updates, so only the model server is reached.
+func Gemini(t testing.TB, brain modelserver.Brain, attempts int) (Rig, *gemini.Server) {
+	t.Helper()
+	bin := agentbin.Path(t, agentbin.Gemini)
+	srv := gemini.New(t, brain)
+	home := t.TempDir()
+	settings := map[string]any{
+		"privacy":   map[string]any{"usageStatisticsEnabled": false},
+		"telemetry": map[string]any{"enabled": false},
+		"general":   map[string]any{"enableAutoUpdate": false, "enableAutoUpdateNotification": false, "maxAttempts": attempts},
+		"ide":       map[string]any{"enabled": false},
+		"ui":        map[string]any{"hideTips": true, "hideBanner": true},
+		"context":   map[string]any{"includeDirectoryTree": false},
+	}
+	b, err := json.Marshal(settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := Isolated(t,
+		"HOME="+home, "GEMINI_CLI_HOME="+home,
+		"GEMINI_API_KEY=conch-test-key",
+		"GOOGLE_GEMINI_BASE_URL="+srv.URL,
+		"GEMINI_TELEMETRY_ENABLED=false",
 		"TERM=dumb")
 	return Rig{Bin: bin, Env: env}, srv
 }

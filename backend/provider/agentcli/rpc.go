@@ -48,6 +48,12 @@ type rpcSession interface {
 	failure(exit exitStatus) error
 }
 
+// stderrReader is a session that reads what the CLI says on stderr, line
+// by line, as it comes.
+type stderrReader interface {
+	stderr(line string)
+}
+
 // rpcRun is one JSON-RPC run of a CLI; it is the proc's handler.
 type rpcRun struct {
 	p    *proc
@@ -206,6 +212,10 @@ func (r *rpcRun) finish(exit exitStatus) provider.Event {
 // launchRPC starts a CLI driven over JSON-RPC on its stdio.
 func launchRPC(ctx context.Context, cfg Config, name, bin string, args []string, dir string, req provider.Request, mk func(e emitter) rpcSession) (<-chan provider.Event, error) {
 	return launchWith(ctx, cfg, name, bin, args, dir, req.Mark, nil, true, func(p *proc, e emitter) handler {
-		return startRPC(p, e, name, mk(e))
+		s := mk(e)
+		if l, ok := s.(stderrReader); ok {
+			p.errs.lineHook(l.stderr)
+		}
+		return startRPC(p, e, name, s)
 	})
 }

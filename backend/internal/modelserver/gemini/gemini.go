@@ -135,8 +135,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	rest = strings.TrimPrefix(rest, "/")
-	req.Model, req.Action, _ = strings.Cut(rest, ":")
+	if isModels {
+		req.Model, req.Action, _ = strings.Cut(strings.TrimPrefix(rest, "/"), ":")
+	}
 	switch {
 	case isModels && r.Method == http.MethodPost && req.Action == "streamGenerateContent":
 		s.generate(w, req, true)
@@ -302,7 +303,8 @@ func Decode(body []byte) (modelserver.Turn, error) {
 
 // decode: the system instruction's texts joined; one "user" or
 // "assistant" message per content (text parts joined with "\n", thoughts
-// left out, functionCall parts as Calls); and one "tool" message per
+// left out, functionCall parts as Calls, a <session_context> part moved to
+// System); and one "tool" message per
 // functionResponse part, its Text the response's "output" (or "error", or
 // the response JSON) and its CallID the part's id (or, with none, its name).
 func decode(req GenerateRequest) modelserver.Turn {
@@ -344,6 +346,10 @@ func decode(req GenerateRequest) modelserver.Turn {
 				turn.Messages = append(turn.Messages, modelserver.Message{
 					Role: "tool", Text: responseText(p.FunctionResponse.Response), CallID: id,
 				})
+			case p.Text != nil && !p.Thought && isContext(*p.Text):
+				// the <session_context> part the CLI puts before the first
+				// prompt (date, OS, temp dir) is an instruction, not chat.
+				turn.System += "\n" + *p.Text
 			case p.Text != nil && !p.Thought:
 				text = append(text, *p.Text)
 			}
@@ -351,6 +357,11 @@ func decode(req GenerateRequest) modelserver.Turn {
 		flush()
 	}
 	return turn
+}
+
+func isContext(text string) bool {
+	t := strings.TrimSpace(text)
+	return strings.HasPrefix(t, "<session_context>") && strings.HasSuffix(t, "</session_context>")
 }
 
 // systemText is the text of a systemInstruction, which the SDK sends as a
@@ -417,7 +428,11 @@ func (s *Server) generate(w http.ResponseWriter, r Request, stream bool) {
 		r.Status = reply.Status
 	}
 	s.add(r)
-	s.logf("gemini: POST %s?%s model=%s tools=%d contents=%d -> %d", r.Path, r.Query, r.Model, len(turn.Tools), len(req.Contents), r.Status)
+	path := r.Path
+	if r.Query != "" {
+		path += "?" + r.Query
+	}
+	s.logf("gemini: POST %s model=%s tools=%d contents=%d -> %d", path, r.Model, len(turn.Tools), len(req.Contents), r.Status)
 	for k, v := range reply.Headers {
 		w.Header().Set(k, v)
 	}
