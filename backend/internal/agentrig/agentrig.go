@@ -124,3 +124,69 @@ func Gemini(t testing.TB, brain modelserver.Brain, attempts int) (Rig, *gemini.S
 		"TERM=dumb")
 	return Rig{Bin: bin, Env: env}, srv
 }
+
+// Agent is one of the CLIs, for tests that run each in turn.
+type Agent struct {
+	// ID and Name are the provider's in Conch; Kind is the CLI's command.
+	ID, Name, Kind string
+	// Model is the model to configure ("" leaves the CLI's).
+	Model string
+	// Start sets the CLI up against a server answering with brain, and
+	// says how many model requests it has had so far.
+	Start func(t testing.TB, brain modelserver.Brain) (rig Rig, requests func() int)
+	// Write is the model's call that writes text and a newline to name.
+	Write func(name, text string) modelserver.Call
+	// Run is the model's call of its shell tool running command.
+	Run func(command string) modelserver.Call
+	// Limit is the model server's answer at a per-minute rate limit.
+	Limit modelserver.Reply
+}
+
+func call(id, name string, args any) modelserver.Call {
+	b, _ := json.Marshal(args)
+	return modelserver.Call{ID: id, Name: name, Args: b}
+}
+
+// Agents are the three CLIs, each with its retries turned off.
+var Agents = []Agent{
+	{
+		ID: "claude", Name: "Claude Code", Kind: agentbin.Claude,
+		Start: func(t testing.TB, brain modelserver.Brain) (Rig, func() int) {
+			rig, srv := Claude(t, brain, 0)
+			return rig, func() int { return len(srv.Turns()) }
+		},
+		Write: func(name, text string) modelserver.Call {
+			return call("toolu_w", "Write", map[string]string{"file_path": name, "content": text + "\n"})
+		},
+		Run: func(command string) modelserver.Call {
+			return call("toolu_r", "Bash", map[string]string{"command": command, "description": "run it"})
+		},
+		Limit: anthropic.RateLimit("1"),
+	},
+	{
+		ID: "codex", Name: "Codex", Kind: agentbin.Codex,
+		Start: func(t testing.TB, brain modelserver.Brain) (Rig, func() int) {
+			rig, srv := Codex(t, brain, "")
+			return rig, func() int { return len(srv.Turns()) }
+		},
+		Write: func(name, text string) modelserver.Call {
+			return responses.Patch("call_w", "*** Begin Patch\n*** Add File: "+name+"\n+"+text+"\n*** End Patch\n")
+		},
+		Run:   func(command string) modelserver.Call { return responses.Exec("call_r", command) },
+		Limit: responses.RateLimit("gpt-5.5", 1),
+	},
+	{
+		ID: "gemini", Name: "Gemini CLI", Kind: agentbin.Gemini, Model: "gemini-2.5-flash",
+		Start: func(t testing.TB, brain modelserver.Brain) (Rig, func() int) {
+			rig, srv := Gemini(t, brain, 1)
+			return rig, func() int { return len(srv.Turns()) }
+		},
+		Write: func(name, text string) modelserver.Call {
+			return call("c_w", "write_file", map[string]string{"file_path": name, "content": text + "\n"})
+		},
+		Run: func(command string) modelserver.Call {
+			return call("c_r", "run_shell_command", map[string]string{"command": command, "description": "run it"})
+		},
+		Limit: gemini.PerMinuteLimit("gemini-2.5-flash", "1s"),
+	},
+}

@@ -37,13 +37,10 @@ var presets = map[string]func(key string) openai.Config{
 }
 
 // clis are the coding-agent CLIs offered when their binary is on PATH.
-var clis = []struct {
-	id, name, bin string
-	make          func(agentcli.Config) provider.Provider
-}{
-	{KindClaudeCode, "Claude Code", "claude", func(c agentcli.Config) provider.Provider { return agentcli.NewClaude(c) }},
-	{KindCodex, "Codex", "codex", func(c agentcli.Config) provider.Provider { return agentcli.NewCodex(c) }},
-	{KindGemini, "Gemini CLI", "gemini", func(c agentcli.Config) provider.Provider { return agentcli.NewGemini(c) }},
+var clis = []struct{ id, name, bin string }{
+	{KindClaudeCode, "Claude Code", "claude"},
+	{KindCodex, "Codex", "codex"},
+	{KindGemini, "Gemini CLI", "gemini"},
 }
 
 // find looks for the providers Conch offers without being told: API keys in
@@ -73,7 +70,7 @@ func (r *Registry) find(ctx context.Context) {
 			continue
 		}
 		e := r.build(store.ProviderConfig{ID: c.id, Kind: c.id}, key{})
-		e.p = c.make(agentcli.Config{ID: c.id, Name: c.name, Binary: bin})
+		e.p = agentcli.New(c.bin, agentcli.Config{ID: c.id, Name: c.name, Binary: bin})
 		e.source = OnPath
 		found[c.id] = e
 	}
@@ -149,7 +146,7 @@ func (r *Registry) build(rec store.ProviderConfig, k key) entry {
 			if bin, err := r.cfg.LookPath(c.bin); err == nil {
 				cfg.Binary = bin
 			}
-			e.p = c.make(cfg)
+			e.p = agentcli.New(c.bin, cfg)
 		}
 		e.fallback = provider.Info{ID: rec.ID, Name: name, Kind: rec.Kind, Category: provider.CodingAgent,
 			Models: provider.Models{Default: rec.Model}}
