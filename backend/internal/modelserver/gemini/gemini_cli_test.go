@@ -1066,8 +1066,11 @@ func TestGeminiRateLimit(t *testing.T) {
 			if n != tc.requests {
 				t.Errorf("%d requests, want %d", n, tc.requests)
 			}
-			if tc.requests == 2 && (took < 5*time.Second || took > 8*time.Second) {
-				t.Errorf("the retry came after %v, want 5-6s", took)
+			// The CLI waits at least 5 s before its first retry (how much
+			// longer depends on the machine's load, so only the floor is
+			// checked).
+			if tc.requests == 2 && took < 5*time.Second {
+				t.Errorf("the retry came after %v, want at least 5s", took)
 			}
 			// Nothing is said on the ACP side while it retries.
 			for _, u := range updates(r.messages(from)) {

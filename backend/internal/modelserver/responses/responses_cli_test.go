@@ -562,8 +562,9 @@ func TestCodexRateLimit(t *testing.T) {
 			}
 			for i := 1; i < len(reqs); i++ {
 				// retry-after: 1 is waited for.
-				if gap := reqs[i].Time.Sub(reqs[i-1].Time); gap < 900*time.Millisecond || gap > 3*time.Second {
-					t.Errorf("retry %d after %s, want about 1s", i, gap)
+				// retry-after is a floor; a loaded machine may take longer.
+				if gap := reqs[i].Time.Sub(reqs[i-1].Time); gap < 900*time.Millisecond {
+					t.Errorf("retry %d after %s, want at least 1s", i, gap)
 				}
 			}
 			t.Logf("failed after %s", time.Since(start).Round(time.Millisecond))
