@@ -11,6 +11,8 @@ export PATH := /usr/local/go/bin:$(PATH)
 endif
 
 BIN        := build/bin/conch
+# The browser tests' scripted model servers for the real coding-agent CLIs.
+AGENTSERVERS := build/bin/agentservers
 ARTIFACTS  := build/test-artifacts
 GO_TAGS    := desktop,production,webkit2_41
 LDFLAGS    := -w -s
@@ -22,7 +24,7 @@ STEP       := scripts/step
 # integration test starts, which go test's cache does not track.
 GOTESTFLAGS ?= -race -timeout 10m $(if $(CI),-count=1,)
 
-.PHONY: help setup build frontend run test test-go e2e smoke lint bench fuzz icon clean
+.PHONY: help setup build frontend run test test-go e2e e2e-only smoke lint bench fuzz icon clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -51,15 +53,18 @@ test: setup ## everything CI runs: vet, Go tests (-race), frontend check, lint a
 	@$(STEP) "frontend lint" npm --prefix frontend run lint
 	@$(STEP) "frontend test" npm --prefix frontend test
 	@$(STEP) "build" $(MAKE) --no-print-directory build
-	@$(STEP) "browser e2e" env CONCH_BIN=$(CURDIR)/$(BIN) npm --prefix frontend run e2e
+	@$(STEP) "browser e2e" $(MAKE) --no-print-directory e2e-only
 	@$(STEP) "desktop smoke" scripts/desktop-smoke
 	@echo "make test: all steps passed"
 
 test-go: ## only the Go tests, with the race detector
 	go test $(GOTESTFLAGS) ./...
 
-e2e: build ## only the browser e2e tests against build/bin/conch serve
-	CONCH_BIN=$(CURDIR)/$(BIN) npm --prefix frontend run e2e
+e2e: build e2e-only ## only the browser e2e tests against build/bin/conch serve
+
+e2e-only:
+	go build -o $(AGENTSERVERS) ./backend/internal/agentrig/agentservers
+	CONCH_BIN=$(CURDIR)/$(BIN) CONCH_AGENT_SERVERS=$(CURDIR)/$(AGENTSERVERS) npm --prefix frontend run e2e
 
 smoke: build ## only the desktop smoke test (Xvfb; screenshot in build/test-artifacts)
 	scripts/desktop-smoke

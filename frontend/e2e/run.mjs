@@ -61,11 +61,12 @@ for (const sig of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
  * Starts `conch serve` and resolves with the sign-in URL it prints.
  * @param {string} home
  * @param {string} addr
+ * @param {Record<string, string>} [env] added to this process's environment
  * @returns {Promise<string>}
  */
-function startServer(home, addr) {
+function startServer(home, addr, env = {}) {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(bin, ['serve', '--home', home, '--addr', addr], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(bin, ['serve', '--home', home, '--addr', addr], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     server = child;
     let out = '';
     const timer = setTimeout(() => reject(new Error(`conch serve printed no URL within 15 s; its stderr:\n${serverLog}`)), 15_000);
@@ -124,6 +125,35 @@ function startOtherPortServer(appOrigin) {
       const port = typeof a === 'object' && a ? a.port : 0;
       resolvePromise({ origin: `http://127.0.0.1:${port}`, requests, close: () => srv.close() });
     });
+  });
+}
+
+/**
+ * Starts the scripted model servers of the real coding-agent CLIs
+ * (backend/internal/agentrig/agentservers, built by `make e2e` and named by
+ * CONCH_AGENT_SERVERS) and resolves with the environment that runs Claude
+ * Code, Codex and Gemini CLI against them.
+ * @returns {Promise<{env: Record<string, string>, close: () => void}>}
+ */
+function startAgentServers() {
+  const cmd = process.env.CONCH_AGENT_SERVERS;
+  if (!cmd || !existsSync(cmd)) {
+    return Promise.reject(new Error('CONCH_AGENT_SERVERS names no agentservers binary (make e2e builds it: go build -o build/bin/agentservers ./backend/internal/agentrig/agentservers)'));
+  }
+  const child = spawn(cmd, [temp('conch-e2e-agents-')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const close = () => {
+    child.stdin?.end();
+    setTimeout(() => child.exitCode === null && child.kill('SIGKILL'), 3000).unref();
+  };
+  process.on('exit', () => child.exitCode === null && child.kill('SIGKILL'));
+  return new Promise((resolvePromise, reject) => {
+    let out = '';
+    child.stdout?.on('data', (b) => {
+      out += b.toString();
+      const line = out.split('\n')[0];
+      if (out.includes('\n')) resolvePromise({ env: JSON.parse(line).env, close });
+    });
+    child.on('exit', (code) => reject(new Error(`agentservers exited (${code}) before printing its environment`)));
   });
 }
 
@@ -244,7 +274,8 @@ async function visit(page, name) {
  * notes.txt slowly (or writes summary.txt when told to write), then calls
  * report_result. "keep a worktree" delegates one part with worktree: true;
  * that helper (its instructions say "commit-in-worktree") commits a file
- * with run_command, then reports.
+ * with run_command, then reports. "across the agents" delegates three parts,
+ * one each to Claude Code, Codex and Gemini CLI.
  * @returns {Promise<{url: string, requests: any[], close: () => void}>}
  */
 function startModelServer() {
@@ -279,6 +310,7 @@ function startModelServer() {
     const fetching = /curl/i.test(userText);
     const splitting = /split this into three parts/i.test(userText);
     const keeping = /keep a worktree/i.test(userText);
+    const acrossAgents = /across the agents/i.test(userText);
     const system = msgs.filter((m) => m.role === 'system').map((m) => String(m.content ?? '')).join('\n');
     // A task's own chat (a background task or a helper): it reads the notes,
     // then reports. Its system prompt says it is a handed-off task, and only
@@ -330,6 +362,18 @@ function startModelServer() {
         await sleep(part > 0 ? 600 : 1200);
         const what = part > 0 ? `Part ${part} is done: the notes have one line.` : 'The notes say **hello from e2e**.';
         await callTool('report_result', { summary: `${what}\n\n- read \`notes.txt\`\n- changed nothing` });
+      }
+    } else if (acrossAgents) {
+      if (!toolDone) {
+        await callTool('delegate', {
+          parts: [
+            { title: 'Tests', instructions: 'WRITE tests.txt with the tests', provider: 'Claude Code' },
+            { title: 'Docs', instructions: 'WRITE docs.txt with the docs', provider: 'Codex' },
+            { title: 'Notes', instructions: 'WRITE notes.txt with the notes', provider: 'Gemini CLI' },
+          ],
+        });
+      } else {
+        await say('Claude Code, Codex and Gemini CLI each wrote their file.');
       }
     } else if (keeping) {
       if (!toolDone) {
@@ -1325,6 +1369,50 @@ async function main() {
       await page.getByRole('heading', { name: 'Usage limits' }).scrollIntoViewIfNeeded();
       await page.mouse.move(0, 0);
       await shoot(page, 'settings-fallback');
+    });
+
+    await check('a delegate hands its parts to the real Claude Code, Codex and Gemini CLI; the three cards say by whom', async () => {
+      const agents = await startAgentServers();
+      try {
+        const s = server;
+        stopServer();
+        await until('the server to stop', async () => s?.exitCode !== null || s?.signalCode !== null);
+        // A Conch of its own, whose PATH and environment hold the CLIs.
+        const link = await startServer(temp('conch-e2e-agents-home-'), '127.0.0.1:0', agents.env);
+        const o = new URL(link).origin;
+        const tk = tokenOf(link);
+        await page.goto(link);
+        const listed = await until('the three CLIs to be found ready', async () => {
+          const ps = (await api(o, tk, 'GET', '/api/providers')).json?.providers ?? [];
+          const ready = ps.filter((/** @type {any} */ p) => p.category === 'coding-agent' && p.ready).map((/** @type {any} */ p) => p.name);
+          return ready.length === 3 ? ready : null;
+        }, 30_000);
+        const made = await api(o, tk, 'PUT', '/api/providers/e2e-model', { name: 'E2E Model', kind: 'openai', baseUrl: model.url, model: 'test-model' });
+        if (made.status !== 200) throw new Error(`connecting the model answered ${made.status}: ${JSON.stringify(made.json)}`);
+        const dir = temp('conch-e2e-agents-work-');
+        const c = await api(o, tk, 'POST', '/api/conversations', { title: 'Across the agents', provider: made.json.id, model: 'test-model', mode: 'auto', cwd: dir });
+        if (c.status !== 201) throw new Error(`creating the chat answered ${c.status}: ${JSON.stringify(c.json)}`);
+        await page.goto(`${o}/#chat/${encodeURIComponent(c.json.id)}`);
+        const view = page.locator('#chat');
+        const box = view.getByRole('textbox', { name: 'Message' });
+        await box.fill('Split it across the agents');
+        await box.press('Enter');
+        const group = view.getByRole('group', { name: '3 helpers' });
+        await group.waitFor({ timeout: stepTimeout });
+        await until('all three done', async () => (await group.locator('[data-task-card][data-status="done"]').count()) === 3, 90_000);
+        for (const who of ['Claude Code', 'Codex', 'Gemini CLI']) {
+          if ((await group.locator('[data-task-card]', { hasText: `by ${who}` }).count()) !== 1) throw new Error(`no card says "by ${who}" (found ${listed.join(', ')})`);
+        }
+        await view.locator('[data-kind="assistant"]', { hasText: 'each wrote their file' }).waitFor({ timeout: stepTimeout });
+        for (const [file, by] of [['tests.txt', 'claude'], ['docs.txt', 'codex'], ['notes.txt', 'gemini']]) {
+          const text = readFileSync(join(dir, file), 'utf8');
+          if (text !== `written by ${by}\n`) throw new Error(`${file} says ${JSON.stringify(text)}`);
+        }
+        await page.mouse.move(0, 0);
+        await shoot(page, 'chat-helpers-agents');
+      } finally {
+        agents.close();
+      }
     });
 
     model.close();

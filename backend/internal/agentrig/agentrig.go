@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"conch/backend/internal/agentbin"
@@ -29,15 +30,24 @@ type Rig struct {
 }
 
 // Isolated is the environment of a real CLI's test: a fresh HOME and
-// TMPDIR, no way out but loopback, plus extra.
+// TMPDIR, no way out but loopback, plus extra (later entries win).
 func Isolated(t testing.TB, extra ...string) []string {
 	t.Helper()
-	root := t.TempDir()
+	env, err := isolated(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(env, extra...)
+}
+
+// isolated lays out a HOME and TMPDIR under root and returns the
+// environment that uses them, with every proxy variable at a closed port.
+func isolated(root string) ([]string, error) {
 	home := filepath.Join(root, "home")
 	tmp := filepath.Join(root, "tmp")
 	for _, d := range []string{home, tmp} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 	}
 	env := []string{"HOME=" + home, "TMPDIR=" + tmp, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
@@ -45,7 +55,7 @@ func Isolated(t testing.TB, extra ...string) []string {
 	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
 		env = append(env, k+"=http://127.0.0.1:9")
 	}
-	return append(env, extra...)
+	return env, nil
 }
 
 // CodexKey is the variable Codex's test provider reads its key from.
@@ -62,13 +72,22 @@ func Codex(t testing.TB, brain modelserver.Brain, retries string) (Rig, *respons
 	bin := agentbin.Path(t, agentbin.Codex)
 	srv := responses.New(t, brain)
 	home := t.TempDir()
+	if err := codexHome(home, srv, retries); err != nil {
+		t.Fatal(err)
+	}
+	return Rig{Bin: bin, Env: Isolated(t, codexEnv(home)...)}, srv
+}
+
+// codexHome writes a CODEX_HOME whose provider is srv.
+func codexHome(home string, srv *responses.Server, retries string) error {
 	if retries == "" {
 		retries = NoRetries
 	}
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(responses.CodexConfig(srv.BaseURL(), CodexKey, retries)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return Rig{Bin: bin, Env: Isolated(t, "CODEX_HOME="+home, CodexKey+"=sk-conch-test")}, srv
+	return os.WriteFile(filepath.Join(home, "config.toml"), []byte(responses.CodexConfig(srv.BaseURL(), CodexKey, retries)), 0o644)
+}
+
+func codexEnv(home string) []string {
+	return []string{"CODEX_HOME=" + home, CodexKey + "=sk-conch-test"}
 }
 
 // Claude is the real Claude Code CLI talking to a scripted Anthropic
@@ -79,14 +98,18 @@ func Claude(t testing.TB, brain modelserver.Brain, retries int) (Rig, *anthropic
 	t.Helper()
 	bin := agentbin.Path(t, agentbin.Claude)
 	srv := anthropic.New(t, brain)
-	env := Isolated(t,
-		"ANTHROPIC_BASE_URL="+srv.URL,
+	return Rig{Bin: bin, Env: Isolated(t, claudeEnv(srv, retries)...)}, srv
+}
+
+func claudeEnv(srv *anthropic.Server, retries int) []string {
+	return []string{
+		"ANTHROPIC_BASE_URL=" + srv.URL,
 		"ANTHROPIC_API_KEY=sk-ant-conch-test",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-		"CLAUDE_CODE_MAX_RETRIES="+strconv.Itoa(retries),
+		"CLAUDE_CODE_MAX_RETRIES=" + strconv.Itoa(retries),
 		"DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1",
-		"TERM=dumb")
-	return Rig{Bin: bin, Env: env}, srv
+		"TERM=dumb",
+	}
 }
 
 // Gemini is the real Gemini CLI talking to a scripted Gemini API server
@@ -98,31 +121,34 @@ func Gemini(t testing.TB, brain modelserver.Brain, attempts int) (Rig, *gemini.S
 	bin := agentbin.Path(t, agentbin.Gemini)
 	srv := gemini.New(t, brain)
 	home := t.TempDir()
-	settings := map[string]any{
+	if err := geminiHome(home, attempts); err != nil {
+		t.Fatal(err)
+	}
+	return Rig{Bin: bin, Env: Isolated(t, append([]string{"HOME=" + home}, geminiEnv(home, srv)...)...)}, srv
+}
+
+// geminiHome writes home/.gemini/settings.json.
+func geminiHome(home string, attempts int) error {
+	b, err := json.Marshal(map[string]any{
 		"privacy":   map[string]any{"usageStatisticsEnabled": false},
 		"telemetry": map[string]any{"enabled": false},
 		"general":   map[string]any{"enableAutoUpdate": false, "enableAutoUpdateNotification": false, "maxAttempts": attempts},
 		"ide":       map[string]any{"enabled": false},
 		"ui":        map[string]any{"hideTips": true, "hideBanner": true},
 		"context":   map[string]any{"includeDirectoryTree": false},
-	}
-	b, err := json.Marshal(settings)
+	})
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o755); err != nil {
-		t.Fatal(err)
+		return err
 	}
-	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env := Isolated(t,
-		"HOME="+home, "GEMINI_CLI_HOME="+home,
-		"GEMINI_API_KEY=conch-test-key",
-		"GOOGLE_GEMINI_BASE_URL="+srv.URL,
-		"GEMINI_TELEMETRY_ENABLED=false",
-		"TERM=dumb")
-	return Rig{Bin: bin, Env: env}, srv
+	return os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), b, 0o644)
+}
+
+func geminiEnv(home string, srv *gemini.Server) []string {
+	return []string{"GEMINI_CLI_HOME=" + home, "GEMINI_API_KEY=conch-test-key",
+		"GOOGLE_GEMINI_BASE_URL=" + srv.URL, "GEMINI_TELEMETRY_ENABLED=false", "TERM=dumb"}
 }
 
 // Agent is one of the CLIs, for tests that run each in turn.
@@ -189,4 +215,89 @@ var Agents = []Agent{
 		},
 		Limit: gemini.PerMinuteLimit("gemini-2.5-flash", "1s"),
 	},
+}
+
+// Servers are the three scripted model servers of a program (the browser
+// tests' helper, cmd/agentservers), and the environment that runs all
+// three CLIs against them from one process.
+type Servers struct {
+	Claude *anthropic.Server
+	Codex  *responses.Server
+	Gemini *gemini.Server
+	// Env is what to add to the environment: one HOME under the root
+	// given, the CLIs' folder first on PATH.
+	Env []string
+}
+
+// Start starts the servers, each answering with the brain of its agent,
+// and lays out root for the CLIs. Close stops them.
+func Start(root string, brain func(Agent) modelserver.Brain) (*Servers, error) {
+	env, err := isolated(root)
+	if err != nil {
+		return nil, err
+	}
+	home := filepath.Join(root, "home")
+	codex := filepath.Join(root, "codex")
+	if err := os.MkdirAll(codex, 0o755); err != nil {
+		return nil, err
+	}
+	bins, err := agentbin.Dir()
+	if err != nil {
+		return nil, err
+	}
+	s := &Servers{}
+	for _, a := range Agents {
+		switch a.Kind {
+		case agentbin.Claude:
+			s.Claude = anthropic.Start(brain(a))
+		case agentbin.Codex:
+			s.Codex = responses.Start(brain(a))
+		case agentbin.Gemini:
+			s.Gemini = gemini.Start(brain(a))
+		}
+	}
+	if err := codexHome(codex, s.Codex, ""); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := geminiHome(home, 1); err != nil {
+		s.Close()
+		return nil, err
+	}
+	env = append(env, claudeEnv(s.Claude, 0)...)
+	env = append(env, codexEnv(codex)...)
+	env = append(env, geminiEnv(home, s.Gemini)...)
+	s.Env = append(env, "PATH="+bins+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return s, nil
+}
+
+// Close stops the servers.
+func (s *Servers) Close() {
+	if s.Claude != nil {
+		s.Claude.Close()
+	}
+	if s.Codex != nil {
+		s.Codex.Close()
+	}
+	if s.Gemini != nil {
+		s.Gemini.Close()
+	}
+}
+
+// Writes is a brain for a's model: it writes the file its prompt names
+// ("WRITE name.txt") with "written by <agent id>", then says "Wrote
+// name.txt.".
+func Writes(a Agent) modelserver.Brain {
+	return func(turn modelserver.Turn) modelserver.Reply {
+		name := "out.txt"
+		if _, rest, ok := strings.Cut(turn.FirstUser(), "WRITE "); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				name = strings.Trim(f[0], ".,;:`\"'")
+			}
+		}
+		if len(turn.Results()) == 0 {
+			return modelserver.Reply{Calls: []modelserver.Call{a.Write(name, "written by "+a.ID)}}
+		}
+		return modelserver.Reply{Text: "Wrote " + name + "."}
+	}
 }

@@ -55,9 +55,17 @@ type Request struct {
 // closed at the end of the test. The brain is called for every Messages
 // request, one call at a time, and each request is kept in Turns.
 func New(t testing.TB, brain modelserver.Brain) *Server {
-	s := &Server{brain: brain, t: t}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	s := Start(brain)
+	s.t = t
 	t.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a server answering with brain, for a program rather than
+// a test; Close stops it.
+func Start(brain modelserver.Brain) *Server {
+	s := &Server{brain: brain}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
 }
 
@@ -76,7 +84,7 @@ func (s *Server) Requests() []Request {
 }
 
 func (s *Server) logf(format string, args ...any) {
-	if !s.Quiet {
+	if !s.Quiet && s.t != nil {
 		s.t.Logf(format, args...)
 	}
 }

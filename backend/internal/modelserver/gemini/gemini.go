@@ -77,9 +77,17 @@ type Request struct {
 // New starts a server answering streamGenerateContent from brain; it is
 // closed at the end of the test.
 func New(t testing.TB, brain modelserver.Brain) *Server {
-	s := &Server{brain: brain, t: t, SideText: "ok"}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	s := Start(brain)
+	s.t = t
 	t.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a server answering with brain, for a program rather than
+// a test; Close stops it.
+func Start(brain modelserver.Brain) *Server {
+	s := &Server{brain: brain, SideText: "ok"}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
 }
 
@@ -112,7 +120,7 @@ func (s *Server) Paths() []string {
 }
 
 func (s *Server) logf(format string, args ...any) {
-	if !s.Quiet {
+	if !s.Quiet && s.t != nil {
 		s.t.Logf(format, args...)
 	}
 }

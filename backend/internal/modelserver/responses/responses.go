@@ -59,9 +59,16 @@ type Request struct {
 
 // New starts a server answering with brain; it is closed when t ends.
 func New(t testing.TB, brain modelserver.Brain) *Server {
+	s := Start(brain)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a server answering with brain, for a program rather than
+// a test; Close stops it.
+func Start(brain modelserver.Brain) *Server {
 	s := &Server{brain: brain}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.Close)
 	return s
 }
 
