@@ -6,7 +6,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"conch/backend/handoff"
@@ -25,21 +24,6 @@ import (
 func realAgent(t *testing.T, a agentrig.Agent, brain modelserver.Brain) (provider.Provider, func() int) {
 	rig, requests := a.Start(t, brain)
 	return agentcli.New(a.Kind, agentcli.Config{ID: a.ID, Name: a.Name, Binary: rig.Bin, Env: rig.Env, Model: a.Model}), requests
-}
-
-// writes is a CLI's scripted model: it writes the file the task's text
-// names ("WRITE name.txt"), then says so.
-func writes(a agentrig.Agent) modelserver.Brain {
-	return func(turn modelserver.Turn) modelserver.Reply {
-		name := "out.txt"
-		if _, rest, ok := strings.Cut(turn.FirstUser(), "WRITE "); ok {
-			name = strings.Fields(rest)[0]
-		}
-		if len(turn.Results()) == 0 {
-			return modelserver.Reply{Calls: []modelserver.Call{a.Write(name, "written by "+a.ID)}}
-		}
-		return modelserver.Reply{Text: "Wrote " + name + "."}
-	}
 }
 
 // handsOff is the parent chat's model: it calls tool with args once, then
@@ -70,7 +54,7 @@ func (e *env) onlyTask(t *testing.T, parent string) task.Task {
 func TestAgentsTakeAHelperPartAndABackgroundTask(t *testing.T) {
 	for _, ag := range agentrig.Agents {
 		t.Run(ag.ID, func(t *testing.T) {
-			p, turns := realAgent(t, ag, writes(ag))
+			p, turns := realAgent(t, ag, agentrig.Writes(ag))
 			dir := t.TempDir()
 			for _, c := range []struct {
 				name, tool string

@@ -150,7 +150,7 @@ function startAgentServers() {
     let out = '';
     child.stdout?.on('data', (b) => {
       out += b.toString();
-      const line = out.split('\n')[0];
+      const line = out.split('\n')[0] ?? '';
       if (out.includes('\n')) resolvePromise({ env: JSON.parse(line).env, close });
     });
     child.on('exit', (code) => reject(new Error(`agentservers exited (${code}) before printing its environment`)));
@@ -1404,7 +1404,7 @@ async function main() {
           if ((await group.locator('[data-task-card]', { hasText: `by ${who}` }).count()) !== 1) throw new Error(`no card says "by ${who}" (found ${listed.join(', ')})`);
         }
         await view.locator('[data-kind="assistant"]', { hasText: 'each wrote their file' }).waitFor({ timeout: stepTimeout });
-        for (const [file, by] of [['tests.txt', 'claude'], ['docs.txt', 'codex'], ['notes.txt', 'gemini']]) {
+        for (const [file, by] of /** @type {[string, string][]} */ ([['tests.txt', 'claude'], ['docs.txt', 'codex'], ['notes.txt', 'gemini']])) {
           const text = readFileSync(join(dir, file), 'utf8');
           if (text !== `written by ${by}\n`) throw new Error(`${file} says ${JSON.stringify(text)}`);
         }

@@ -19,7 +19,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
-	"sort"
 	"strings"
 	"time"
 
@@ -112,7 +111,7 @@ func Generate() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &gen{root: root, names: map[reflect.Type]string{}, enumOf: map[reflect.Type]string{}, docs: map[string]*ast.Package{}}
+	g := &gen{root: root, names: map[reflect.Type]string{}, enumOf: map[reflect.Type]string{}, docs: map[string][]*ast.File{}}
 	for _, r := range records {
 		g.names[reflect.TypeOf(r.v)] = r.ts
 	}
@@ -182,32 +181,39 @@ type gen struct {
 	buf    bytes.Buffer
 	names  map[reflect.Type]string
 	enumOf map[reflect.Type]string
-	docs   map[string]*ast.Package
+	docs   map[string][]*ast.File
 	err    error
 }
 
 func (g *gen) w(format string, args ...any) { fmt.Fprintf(&g.buf, format, args...) }
 
-// pkg parses a package's source (not its tests) for doc comments and
-// constants.
-func (g *gen) pkg(dir string) (*ast.Package, error) {
-	if p, ok := g.docs[dir]; ok {
-		return p, nil
+// pkg parses a package's source files (not its tests), in name order,
+// for doc comments and constants.
+func (g *gen) pkg(dir string) ([]*ast.File, error) {
+	if files, ok := g.docs[dir]; ok {
+		return files, nil
 	}
-	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, filepath.Join(g.root, dir), func(fi os.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, parser.ParseComments)
+	ents, err := os.ReadDir(filepath.Join(g.root, dir))
 	if err != nil {
 		return nil, fmt.Errorf("contract: parse %s: %w", dir, err)
 	}
-	for name, p := range pkgs {
-		if !strings.HasSuffix(name, "_test") {
-			g.docs[dir] = p
-			return p, nil
+	fset := token.NewFileSet()
+	var files []*ast.File
+	for _, e := range ents { // ReadDir sorts by name
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+			continue
 		}
+		f, err := parser.ParseFile(fset, filepath.Join(g.root, dir, e.Name()), nil, parser.ParseComments)
+		if err != nil {
+			return nil, fmt.Errorf("contract: parse %s: %w", dir, err)
+		}
+		files = append(files, f)
 	}
-	return nil, fmt.Errorf("contract: no package in %s", dir)
+	if len(files) == 0 {
+		return nil, fmt.Errorf("contract: no package in %s", dir)
+	}
+	g.docs[dir] = files
+	return files, nil
 }
 
 // enum writes a typed string type's constants as a const object and a
@@ -220,8 +226,8 @@ func (g *gen) enum(dir, goType, ts string) error {
 	typeDoc := ""
 	type member struct{ key, value, doc string }
 	var members []member
-	for _, name := range sortedFiles(p) {
-		for _, d := range p.Files[name].Decls {
+	for _, f := range p {
+		for _, d := range f.Decls {
 			gd, ok := d.(*ast.GenDecl)
 			if !ok {
 				continue
@@ -288,15 +294,6 @@ func isIdent(e ast.Expr, name string) bool {
 	return ok && id.Name == name
 }
 
-func sortedFiles(p *ast.Package) []string {
-	var names []string
-	for n := range p.Files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
 // docText is a comment group's text on one line per paragraph.
 func docText(groups ...*ast.CommentGroup) string {
 	for _, cg := range groups {
@@ -334,8 +331,8 @@ func (g *gen) fieldDocs(t reflect.Type) (string, map[string]string) {
 	}
 	out := map[string]string{}
 	typeDoc := ""
-	for _, name := range sortedFiles(p) {
-		for _, d := range p.Files[name].Decls {
+	for _, f := range p {
+		for _, d := range f.Decls {
 			gd, ok := d.(*ast.GenDecl)
 			if !ok || gd.Tok != token.TYPE {
 				continue
@@ -489,8 +486,8 @@ func (g *gen) bindings() error {
 	}
 	params := map[string][]string{}
 	docs := ""
-	for _, name := range sortedFiles(p) {
-		ast.Inspect(p.Files[name], func(n ast.Node) bool {
+	for _, f := range p {
+		ast.Inspect(f, func(n ast.Node) bool {
 			gd, ok := n.(*ast.GenDecl)
 			if !ok || gd.Tok != token.TYPE {
 				return true

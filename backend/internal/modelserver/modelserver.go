@@ -8,8 +8,6 @@ package modelserver
 
 import (
 	"encoding/json"
-	"net/http/httptest"
-	"sync"
 )
 
 // Turn is one request a CLI made, in a form common to the three APIs.
@@ -56,26 +54,6 @@ type Reply struct {
 
 // Brain scripts the model: it sees each turn and says what to answer.
 type Brain func(Turn) Reply
-
-// Server is a scripted model server on loopback.
-type Server struct {
-	*httptest.Server
-	mu    sync.Mutex
-	turns []Turn
-}
-
-// Turns are the requests it has answered so far, oldest first.
-func (s *Server) Turns() []Turn {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Turn(nil), s.turns...)
-}
-
-func (s *Server) record(t Turn) {
-	s.mu.Lock()
-	s.turns = append(s.turns, t)
-	s.mu.Unlock()
-}
 
 // Results are the tool results in a turn's messages, oldest first.
 func (t Turn) Results() []Message {

@@ -50,10 +50,6 @@ var (
 // a stop ends everything within two seconds (SPEC §3 Processes).
 const StopGrace = 1500 * time.Millisecond
 
-// argMax is the longest prompt passed as an argument; a longer one goes
-// on stdin, since Linux caps one argument at 128 KiB.
-const argMax = 100 << 10
-
 // probeTimeout bounds a login probe such as `claude auth status`.
 const probeTimeout = 3 * time.Second
 

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -66,20 +65,6 @@ func (f *fake) config(name string) Config {
 	return Config{ID: name + "-1", Binary: bin, Env: f.env, Grace: 2 * time.Second}
 }
 
-func (f *fake) read(name string) string {
-	f.t.Helper()
-	b, err := os.ReadFile(filepath.Join(f.dir, name))
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return string(b)
-}
-
-// argv is the arguments the fake was started with.
-func (f *fake) argv() []string {
-	return strings.Split(strings.TrimSuffix(f.read("argv"), "\n"), "\n")
-}
-
 // collect reads a stream to its end, failing after 10 s.
 func collect(t *testing.T, ch <-chan provider.Event) []provider.Event {
 	t.Helper()
@@ -133,13 +118,6 @@ func briefs(evs []provider.Event) []brief {
 		out = append(out, b)
 	}
 	return out
-}
-
-func wantEvents(t *testing.T, evs []provider.Event, want []brief) {
-	t.Helper()
-	if got := briefs(evs); !reflect.DeepEqual(got, want) {
-		t.Errorf("events:\n got %+v\nwant %+v", got, want)
-	}
 }
 
 func userSays(text string) []provider.Message {

@@ -12,9 +12,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -90,18 +88,6 @@ func TestClaudeExitWithoutResult(t *testing.T) {
 	if got, want := err.Error(), "claude exited with code 3: Error: connect ECONNREFUSED api.anthropic.com"; got != want {
 		t.Errorf("err %q, want %q", got, want)
 	}
-}
-
-func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	_, rest, _ := strings.Cut(string(b), ") ")
-	return !strings.HasPrefix(rest, "Z")
 }
 
 func TestClaudeIgnoresSIGTERM(t *testing.T) {

@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -350,20 +349,6 @@ func stillServes(url string) bool {
 	}
 	resp.Body.Close()
 	return resp.StatusCode == http.StatusOK
-}
-
-// serverGoroutines lists the goroutines that belong to an askServer.
-func serverGoroutines() []string {
-	buf := make([]byte, 1<<20)
-	buf = buf[:runtime.Stack(buf, true)]
-	var found []string
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "agentcli.(*askServer)") || strings.Contains(g, "net/http.(*conn).serve") ||
-			strings.Contains(g, "net/http.(*Server).Serve") {
-			found = append(found, g)
-		}
-	}
-	return found
 }
 
 // A request's context that ends closes the server by itself.

@@ -513,10 +513,6 @@ func chunkText(us []update, kind string) (string, int) {
 	return b.String(), n
 }
 
-func isMethod(method string) func(rpcMsg) bool {
-	return func(m rpcMsg) bool { return m.Method == method }
-}
-
 func isUpdate(kind string) func(rpcMsg) bool {
 	return func(m rpcMsg) bool {
 		if m.Method != "session/update" {
