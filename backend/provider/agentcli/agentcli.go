@@ -1,9 +1,20 @@
 // Package agentcli runs coding-agent CLIs (Claude Code, Codex, Gemini CLI)
-// as providers: one process per request, started in the request's folder
-// in a process group of its own, whose JSON-lines output is mapped to
-// provider events (replies as text, the agent's own tool use as steps).
+// as providers: one process per request, started in the request's folder,
+// its whole tree (tools in sessions of their own too) marked and stopped
+// as one (see proctree). What each CLI speaks is in docs/agents:
 //
-// Reading the output: every line is one JSON object. An empty line, or a
+//   - Claude Code: `claude -p` with stream-json lines on stdout.
+//   - Codex: `codex app-server`, JSON-RPC on stdio (see rpc.go).
+//   - Gemini CLI: `gemini --acp`, the Agent Client Protocol: JSON-RPC on
+//     stdio.
+//
+// Conch is each CLI's permission authority in every mode: every step the
+// CLI would ask about comes to Request.Ask (Claude Code's through the MCP
+// permission tool Conch serves it, the others' as JSON-RPC requests), and
+// Conch's gate answers. Conch's own tools (Request.Tools) reach every CLI
+// over the same loopback MCP server, run through Request.Call.
+//
+// Reading output lines: every line is one JSON object. An empty line, or a
 // line that does not start with '{', is noise (a CLI's warning printed to
 // stdout) and is skipped; a line that starts with '{' but is not valid
 // JSON ends the stream with provider.ErrProtocol. Unknown types are
@@ -12,7 +23,8 @@
 // The transcript: the CLIs take one prompt, so a conversation of several
 // turns is sent as one user message, the earlier turns first as context
 // text (see prompt), the last user message after them. The system prompt,
-// when there is one, leads that text.
+// when there is one, leads that text (Codex takes it as developer
+// instructions instead).
 package agentcli
 
 import (
