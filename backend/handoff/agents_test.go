@@ -6,8 +6,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"conch/backend/chat"
 	"conch/backend/handoff"
 	"conch/backend/internal/agentrig"
 	"conch/backend/internal/modelserver"
@@ -115,6 +117,46 @@ func TestAnAgentAtItsRateLimitHandsTheTaskToTheFallback(t *testing.T) {
 			}
 			if tk.Result == nil || tk.Result.Text != "Did: count the files" {
 				t.Errorf("result %+v", tk.Result)
+			}
+		})
+	}
+}
+
+// A chat on a coding agent hands work off too: Conch's tools reach the CLI
+// over MCP. Its model starts a background task, which runs on the same
+// CLI and reports its result with report_result, also over MCP.
+func TestAnAgentChatStartsABackgroundTaskThatReports(t *testing.T) {
+	for _, ag := range agentrig.Agents {
+		t.Run(ag.ID, func(t *testing.T) {
+			p, _ := realAgent(t, ag, func(turn modelserver.Turn) modelserver.Reply {
+				step := len(turn.Results())
+				var script []modelserver.Call
+				text := "Started it."
+				if strings.Contains(turn.FirstUser(), "REPORT") { // the task's own chat
+					script = ag.Conch(chat.ReportTool, map[string]string{"summary": "Reported by " + ag.ID + "."})
+					text = "Reported."
+				} else {
+					script = ag.Conch(handoff.BackgroundTool, map[string]string{"text": "REPORT back", "title": "Report"})
+				}
+				if step < len(script) {
+					return modelserver.Reply{Calls: script[step : step+1]}
+				}
+				return modelserver.Reply{Text: text}
+			})
+			e := setup(t, []engineOpt{{id: ag.ID, p: p}})
+			ch := e.chat(t, ag.ID, task.Auto, t.TempDir())
+			if _, err := e.chats.Send(ch.ID, "start it in the background"); err != nil {
+				t.Fatal(err)
+			}
+			tk := e.onlyTask(t, ch.ID)
+			if tk.Status != task.Done || tk.Kind != task.Background || tk.Provider != ag.ID {
+				t.Fatalf("task: status %s (%s) kind %s provider %q", tk.Status, tk.Error, tk.Kind, tk.Provider)
+			}
+			if tk.Result == nil || tk.Result.Text != "Reported by "+ag.ID+"." {
+				t.Errorf("result %+v", tk.Result)
+			}
+			if res := e.toolResults(t, ch.ID, handoff.BackgroundTool); len(res) != 1 || res[0].IsError {
+				t.Errorf("the chat's call: %+v", res)
 			}
 		})
 	}

@@ -166,6 +166,9 @@ type Agent struct {
 	Run func(command string) modelserver.Call
 	// Limit is the model server's answer at a per-minute rate limit.
 	Limit modelserver.Reply
+	// Conch are the model's calls, in turn, of Conch's tool name with
+	// args (over MCP): Codex's model must find it with tool_search first.
+	Conch func(name string, args any) []modelserver.Call
 }
 
 func call(id, name string, args any) modelserver.Call {
@@ -188,6 +191,9 @@ var Agents = []Agent{
 			return call("toolu_r", "Bash", map[string]string{"command": command, "description": "run it"})
 		},
 		Limit: anthropic.RateLimit("1"),
+		Conch: func(name string, args any) []modelserver.Call {
+			return []modelserver.Call{call("toolu_c", "mcp__conch__"+name, args)}
+		},
 	},
 	{
 		ID: "codex", Name: "Codex", Kind: agentbin.Codex,
@@ -200,6 +206,9 @@ var Agents = []Agent{
 		},
 		Run:   func(command string) modelserver.Call { return responses.Exec("call_r", command) },
 		Limit: responses.RateLimit("gpt-5.5", 1),
+		Conch: func(name string, args any) []modelserver.Call {
+			return []modelserver.Call{responses.Search("call_find", strings.ReplaceAll(name, "_", " ")), call("call_c", "mcp__conch__"+name, args)}
+		},
 	},
 	{
 		ID: "gemini", Name: "Gemini CLI", Kind: agentbin.Gemini, Model: "gemini-2.5-flash",
@@ -214,6 +223,9 @@ var Agents = []Agent{
 			return call("c_r", "run_shell_command", map[string]string{"command": command, "description": "run it"})
 		},
 		Limit: gemini.PerMinuteLimit("gemini-2.5-flash", "1s"),
+		Conch: func(name string, args any) []modelserver.Call {
+			return []modelserver.Call{call("c_c", "mcp_conch_"+name, args)}
+		},
 	},
 }
 
