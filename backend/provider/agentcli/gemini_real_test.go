@@ -4,7 +4,6 @@ package agentcli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -20,30 +19,12 @@ import (
 	"conch/backend/task"
 )
 
-// geminiRig is the real Gemini CLI against a scripted Gemini API server.
-type geminiRig struct {
-	cfg Config
-	srv *gemini.Server
-	cwd string
-}
-
-func newGeminiRig(t *testing.T, brain modelserver.Brain, attempts int) *geminiRig {
+func newGeminiRig(t *testing.T, brain modelserver.Brain, attempts int) *cliRig {
 	t.Helper()
-	rig, srv := agentrig.Gemini(t, brain, attempts)
-	return &geminiRig{cfg: Config{ID: "gemini-1", Binary: rig.Bin, Env: rig.Env, Model: "gemini-2.5-flash"}, srv: srv, cwd: t.TempDir()}
-}
-
-func (r *geminiRig) stream(t *testing.T, ctx context.Context, req provider.Request) <-chan provider.Event {
-	t.Helper()
-	req.Cwd = r.cwd
-	if req.Messages == nil {
-		req.Messages = userSays("Do the thing.")
-	}
-	ch, err := NewGemini(r.cfg).Stream(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ch
+	r := newRig(t, "gemini")
+	rig, _ := agentrig.Gemini(t, r.record(brain), attempts)
+	r.cfg = Config{ID: "gemini-1", Binary: rig.Bin, Env: rig.Env, Model: "gemini-2.5-flash"}
+	return r
 }
 
 // In auto the gate answers at once; the file is written in a folder the
@@ -73,70 +54,6 @@ func TestGeminiInAutoWritesAFile(t *testing.T) {
 	}
 }
 
-func TestGeminiAsksAndTheAnswerHolds(t *testing.T) {
-	t.Parallel()
-	for _, allow := range []bool{true, false} {
-		t.Run(map[bool]string{true: "allowed", false: "declined"}[allow], func(t *testing.T) {
-			t.Parallel()
-			r := newGeminiRig(t, afterResults(
-				calls(use("c1", "run_shell_command", map[string]string{"command": "echo hi > made.txt", "description": "make a file"})),
-				modelserver.Reply{Text: "Finished."},
-			), 1)
-			gate := &asks{answer: func(provider.Action) bool { return allow }}
-			evs := collectFor(t, time.Minute, r.stream(t, context.Background(), provider.Request{Mode: task.Ask, Ask: gate.ask}))
-			reply, steps, _ := texts(evs)
-			got := gate.all()
-			if len(got) != 1 || got[0].Effect != "command" || got[0].Command != "echo hi > made.txt" ||
-				got[0].Detail != "Run `echo hi > made.txt` in "+tilde(r.cwd)+"?" {
-				t.Fatalf("asked %+v", got)
-			}
-			_, err := os.Stat(filepath.Join(r.cwd, "made.txt"))
-			turns := r.srv.Turns()
-			seen := turns[len(turns)-1].Results()
-			if reply != "Finished." {
-				t.Errorf("reply %q", reply)
-			}
-			if allow {
-				if err != nil || !slices.Equal(steps, []string{"Ran echo hi > made.txt"}) {
-					t.Errorf("allowed: made.txt %v, steps %q", err, steps)
-				}
-				return
-			}
-			if err == nil || !slices.Equal(steps, []string{"Declined: run `echo hi > made.txt` in " + tilde(r.cwd)}) {
-				t.Errorf("declined: made.txt %v, steps %q", err, steps)
-			}
-			if len(seen) != 1 || !strings.Contains(seen[0].Text, "canceled by the user") {
-				t.Errorf("the model saw %+v", seen)
-			}
-		})
-	}
-}
-
-// Stop while a command runs ends Gemini CLI and the command, which it
-// runs in a session of its own.
-func TestGeminiStopEndsTheWholeTree(t *testing.T) {
-	t.Parallel()
-	r := newGeminiRig(t, afterResults(
-		calls(use("c1", "run_shell_command", map[string]string{"command": "sleep 300", "description": "wait"})),
-		modelserver.Reply{Text: "slept"}), 1)
-	mark := testMark(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ch := r.stream(t, ctx, provider.Request{Mode: task.Auto, Ask: (&asks{}).ask, Mark: mark})
-	waitFor(t, time.Minute, "sleep 300 to run", func() bool {
-		return slices.ContainsFunc(marked(mark.Home), func(p string) bool { return strings.HasSuffix(p, " sleep 300") })
-	})
-	stopped := time.Now()
-	cancel()
-	evs := collectFor(t, 10*time.Second, ch)
-	if err := lastErr(t, evs); !errors.Is(err, context.Canceled) {
-		t.Errorf("ended with %v", err)
-	}
-	if left := marked(mark.Home); len(left) > 0 {
-		t.Fatalf("%s after stop, left running: %q", time.Since(stopped).Round(time.Millisecond), left)
-	}
-}
-
 // Per-minute and daily quotas are limits.
 func TestGeminiQuotasAreLimits(t *testing.T) {
 	t.Parallel()
@@ -155,43 +72,6 @@ func TestGeminiQuotasAreLimits(t *testing.T) {
 				t.Errorf("error %v, want a limit saying %q", err, c.want)
 			}
 		})
-	}
-}
-
-// Conch's own tools reach Gemini over MCP and run through Request.Call,
-// which checks them; Gemini's own question about them is answered at once.
-func TestGeminiCallsConchsTools(t *testing.T) {
-	t.Parallel()
-	r := newGeminiRig(t, func(turn modelserver.Turn) modelserver.Reply {
-		if len(turn.Results()) == 0 {
-			if !slices.Contains(turn.Tools, "mcp_conch_start_background_task") {
-				return modelserver.Reply{Text: "no such tool: " + strings.Join(turn.Tools, ",")}
-			}
-			return calls(use("c1", "mcp_conch_start_background_task", map[string]string{"text": "write the tests"}))
-		}
-		return modelserver.Reply{Text: "Started it."}
-	}, 1)
-	gate := &asks{answer: func(provider.Action) bool { return false }}
-	var got []string
-	evs := collectFor(t, time.Minute, r.stream(t, context.Background(), provider.Request{
-		Mode: task.Ask, Ask: gate.ask,
-		Tools: []provider.ToolSpec{{Name: "start_background_task", Description: "Start a background task in Conch.",
-			Schema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)}},
-		Call: func(_ context.Context, name string, args json.RawMessage) (string, bool) {
-			got = append(got, name+" "+string(args))
-			return "Task t-1 started.", false
-		},
-	}))
-	reply, steps, _ := texts(evs)
-	if reply != "Started it." || !slices.Equal(got, []string{`start_background_task {"text":"write the tests"}`}) || len(steps) != 0 {
-		t.Fatalf("reply %q, calls %q, steps %q", reply, got, steps)
-	}
-	if asked := gate.all(); len(asked) != 0 {
-		t.Errorf("the gate was asked about Conch's own tool: %+v", asked)
-	}
-	turns := r.srv.Turns()
-	if res := turns[len(turns)-1].Results(); len(res) != 1 || !strings.Contains(res[0].Text, "Task t-1 started.") {
-		t.Errorf("the model saw %+v", res)
 	}
 }
 

@@ -1,0 +1,180 @@
+//go:build unix
+
+package agentcli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"conch/backend/internal/agentrig"
+	"conch/backend/internal/modelserver"
+	"conch/backend/provider"
+	"conch/backend/task"
+)
+
+// What each real CLI must do alike, one table over agentrig.Agents.
+
+// cliRig is one real CLI against its scripted model server, which
+// records what the model was asked.
+type cliRig struct {
+	cfg  Config
+	kind string
+	cwd  string
+
+	mu    sync.Mutex
+	turns []modelserver.Turn
+}
+
+func newRig(t *testing.T, kind string) *cliRig {
+	return &cliRig{kind: kind, cwd: t.TempDir()}
+}
+
+// record wraps brain to keep each turn.
+func (r *cliRig) record(brain modelserver.Brain) modelserver.Brain {
+	return func(turn modelserver.Turn) modelserver.Reply {
+		r.mu.Lock()
+		r.turns = append(r.turns, turn)
+		r.mu.Unlock()
+		return brain(turn)
+	}
+}
+
+// newAgentRig is a's CLI set up as agentrig does for every agent.
+func newAgentRig(t *testing.T, a agentrig.Agent, brain modelserver.Brain) *cliRig {
+	t.Helper()
+	r := newRig(t, a.Kind)
+	rig, _ := a.Start(t, r.record(brain))
+	r.cfg = Config{ID: a.ID, Name: a.Name, Binary: rig.Bin, Env: rig.Env, Model: a.Model}
+	return r
+}
+
+func (r *cliRig) stream(t *testing.T, ctx context.Context, req provider.Request) <-chan provider.Event {
+	t.Helper()
+	req.Cwd = r.cwd
+	if req.Messages == nil {
+		req.Messages = userSays("Do the thing.")
+	}
+	ch, err := New(r.kind, r.cfg).Stream(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch
+}
+
+// lastResults are the tool results the model saw last.
+func (r *cliRig) lastResults() []modelserver.Message {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.turns[len(r.turns)-1].Results()
+}
+
+// declinedWords are what each CLI tells its model of a declined step.
+var declinedWords = map[string]string{"claude": declined, "codex": "rejected by user", "gemini": "canceled by the user"}
+
+func TestEachCLIAsksAndTheAnswerHolds(t *testing.T) {
+	t.Parallel()
+	for _, a := range agentrig.Agents {
+		for _, allow := range []bool{true, false} {
+			t.Run(a.ID+"/"+map[bool]string{true: "allowed", false: "declined"}[allow], func(t *testing.T) {
+				t.Parallel()
+				r := newAgentRig(t, a, afterResults(calls(a.Run("echo hi > made.txt")), modelserver.Reply{Text: "Finished."}))
+				gate := &asks{answer: func(provider.Action) bool { return allow }}
+				evs := collectFor(t, time.Minute, r.stream(t, context.Background(), provider.Request{Mode: task.Ask, Ask: gate.ask}))
+				reply, steps, _ := texts(evs)
+				got := gate.all()
+				if len(got) != 1 || got[0].Effect != "command" || got[0].Command != "echo hi > made.txt" ||
+					got[0].Detail != "Run `echo hi > made.txt` in "+tilde(r.cwd)+"?" {
+					t.Fatalf("asked %+v", got)
+				}
+				_, err := os.Stat(filepath.Join(r.cwd, "made.txt"))
+				want := []string{"Ran echo hi > made.txt"}
+				if !allow {
+					want = []string{"Declined: run `echo hi > made.txt` in " + tilde(r.cwd)}
+				}
+				if (err == nil) != allow || !slices.Equal(steps, want) || reply != "Finished." {
+					t.Errorf("made.txt: %v; steps %q, want %q; reply %q", err, steps, want, reply)
+				}
+				if seen := r.lastResults(); !allow && (len(seen) != 1 || !strings.Contains(seen[0].Text, declinedWords[a.ID])) {
+					t.Errorf("the model saw %+v", seen)
+				}
+			})
+		}
+	}
+}
+
+// Stop while a command runs ends the CLI and the command, which each CLI
+// starts in a session of its own, and nothing is left.
+func TestEachCLIStopEndsTheWholeTree(t *testing.T) {
+	t.Parallel()
+	for _, a := range agentrig.Agents {
+		t.Run(a.ID, func(t *testing.T) {
+			t.Parallel()
+			// Claude Code refuses a bare sleep.
+			r := newAgentRig(t, a, afterResults(calls(a.Run("echo started; sleep 300; echo finished")), modelserver.Reply{Text: "slept"}))
+			mark := testMark(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			ch := r.stream(t, ctx, provider.Request{Mode: task.Auto, Ask: (&asks{}).ask, Mark: mark})
+			waitFor(t, time.Minute, "sleep 300 to run", func() bool {
+				return slices.ContainsFunc(marked(mark.Home), func(p string) bool { return strings.HasSuffix(p, " sleep 300") })
+			})
+			stopped := time.Now()
+			cancel()
+			evs := collectFor(t, 10*time.Second, ch)
+			if err := lastErr(t, evs); !errors.Is(err, context.Canceled) {
+				t.Errorf("ended with %v", err)
+			}
+			if left := marked(mark.Home); len(left) > 0 {
+				t.Fatalf("%s after stop, left running: %q", time.Since(stopped).Round(time.Millisecond), left)
+			}
+		})
+	}
+}
+
+// Conch's own tools reach each CLI over MCP and run through Request.Call,
+// which checks them; the CLI's own question about them, if it has one, is
+// not put to the gate.
+func TestEachCLICallsConchsTools(t *testing.T) {
+	t.Parallel()
+	for _, a := range agentrig.Agents {
+		t.Run(a.ID, func(t *testing.T) {
+			t.Parallel()
+			script := a.Conch("start_background_task", map[string]string{"text": "write the tests"})
+			r := newAgentRig(t, a, func(turn modelserver.Turn) modelserver.Reply {
+				if n := len(turn.Results()); n < len(script) {
+					return calls(script[n])
+				}
+				return modelserver.Reply{Text: "Started it."}
+			})
+			gate := &asks{answer: func(provider.Action) bool { return false }}
+			var got []string
+			evs := collectFor(t, time.Minute, r.stream(t, context.Background(), provider.Request{
+				Mode: task.Ask, Ask: gate.ask,
+				Tools: []provider.ToolSpec{{Name: "start_background_task", Description: "Start a background task in Conch.",
+					Schema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)}},
+				Call: func(_ context.Context, name string, args json.RawMessage) (string, bool) {
+					got = append(got, name+" "+string(args))
+					return "Task t-1 started.", false
+				},
+			}))
+			reply, steps, _ := texts(evs)
+			if reply != "Started it." || !slices.Equal(got, []string{`start_background_task {"text":"write the tests"}`}) || len(steps) != 0 {
+				t.Fatalf("reply %q, calls %q, steps %q", reply, got, steps)
+			}
+			if asked := gate.all(); len(asked) != 0 {
+				t.Errorf("the gate was asked about Conch's own tool: %+v", asked)
+			}
+			if res := r.lastResults(); len(res) != len(script) || !strings.Contains(res[len(res)-1].Text, "Task t-1 started.") {
+				t.Errorf("the model saw %+v", res)
+			}
+		})
+	}
+}
