@@ -46,7 +46,18 @@ type Preferences struct {
 	// LimitFallback is the provider a task carries on with when its own
 	// reaches a usage limit ("" : none, the task fails saying why).
 	LimitFallback string `json:"limitFallback"`
+	// RetentionDays is how long a finished task (done, failed, stopped,
+	// interrupted) is kept after it ended; older ones are pruned with
+	// their output logs, and their chats stay. 0 keeps them forever.
+	RetentionDays int `json:"retentionDays"`
 }
+
+// DefaultRetentionDays is how long finished tasks are kept unless the
+// person says otherwise.
+const DefaultRetentionDays = 90
+
+// MaxRetentionDays bounds RetentionDays (100 years: "forever" is 0).
+const MaxRetentionDays = 36500
 
 // Defaults returns the preferences a new home starts with.
 func Defaults() Preferences {
@@ -54,6 +65,7 @@ func Defaults() Preferences {
 		Limits:        Limits{Background: 3, Helper: 4},
 		Notifications: Topics{Tasks: true, Approvals: true},
 		Prices:        DefaultPrices(),
+		RetentionDays: DefaultRetentionDays,
 	}
 }
 
@@ -90,6 +102,9 @@ func (p Preferences) Validate() error {
 	}
 	if len(p.LimitFallback) > 100 {
 		return fmt.Errorf("the fallback must be a connected provider's id (%d bytes is too long for one)", len(p.LimitFallback))
+	}
+	if p.RetentionDays < 0 || p.RetentionDays > MaxRetentionDays {
+		return fmt.Errorf("finished tasks are kept between 0 (forever) and %d days, not %d", MaxRetentionDays, p.RetentionDays)
 	}
 	for model, pr := range p.Prices {
 		if model == "" {

@@ -449,6 +449,12 @@ export interface Preferences {
    * reaches a usage limit ("" : none, the task fails saying why).
    */
   limitFallback: string;
+  /**
+   * RetentionDays is how long a finished task (done, failed, stopped,
+   * interrupted) is kept after it ended; older ones are pruned with
+   * their output logs, and their chats stay. 0 keeps them forever.
+   */
+  retentionDays: number;
 }
 
 /** Limits are how many tasks of each kind may run at once. */
