@@ -128,6 +128,7 @@ type entry struct {
 	hooks  *TaskHooks              // set while RunTask runs a task's turn
 	fwd    string                  // the question answered through the task
 	wake   bool                    // a wake came in while a turn ran
+	resume string                  // a resumed task's notice, for its next turn
 }
 
 // pending is a question a turn waits on.

@@ -45,16 +45,34 @@ type TaskResult struct {
 	Source task.ResultSource
 }
 
+// TaskTurn says how a turn of a task's chat begins.
+type TaskTurn struct {
+	// Text is added as the person's message ("" adds none: the turn
+	// carries on from where the chat stands).
+	Text string
+	// Fresh starts the model's history over: an earlier try stays in the
+	// chat, under a notice, but the model does not see it.
+	Fresh bool
+	// Resume, when set, is what the model is told first, as the person's
+	// words: what happened and to carry on. The calls the last turn left
+	// without a result run again first, so a question that was pending is
+	// asked again.
+	Resume string
+}
+
+// freshNotice marks where a task's chat started over.
+const freshNotice = "Tried again from the start: what came before is kept here, but not sent again."
+
 // RunTask runs one turn of a task's chat in ctx, the task's own context,
-// after adding text as the person's message (text "" carries on from where
-// the chat stands). It returns the report_result summary, else the turn's
-// last reply. An error says why the turn did not finish; it wraps the
-// provider's error, so errors.Is(err, provider.ErrLimit) tells a limit.
-func (m *Manager) RunTask(ctx context.Context, id, text string, hooks TaskHooks) (TaskResult, error) {
+// begun as turn says. It returns the report_result summary, else the
+// turn's last reply. An error says why the turn did not finish; it wraps
+// the provider's error, so errors.Is(err, provider.ErrLimit) tells a limit.
+func (m *Manager) RunTask(ctx context.Context, id string, turn TaskTurn, hooks TaskHooks) (TaskResult, error) {
 	e, err := m.entry(id)
 	if err != nil {
 		return TaskResult{}, err
 	}
+	text := turn.Text
 	if len(text) > maxText {
 		return TaskResult{}, fmt.Errorf("%w: text is longer than %d bytes", ErrInvalid, maxText)
 	}
@@ -70,6 +88,10 @@ func (m *Manager) RunTask(ctx context.Context, id, text string, hooks TaskHooks)
 		return TaskResult{}, fmt.Errorf("conversation %s is still replying: %w", id, ErrConflict)
 	}
 	var msgs []conversation.Message
+	fresh := turn.Fresh && e.c.LastSeq > 0
+	if fresh {
+		msgs = append(msgs, m.notice(freshNotice))
+	}
 	if strings.TrimSpace(text) != "" {
 		msg := m.message(conversation.User)
 		msg.Text = text
@@ -79,6 +101,9 @@ func (m *Manager) RunTask(ctx context.Context, id, text string, hooks TaskHooks)
 		if c.Title == "" {
 			c.Title = task.TitleFrom(text)
 		}
+		if fresh {
+			c.HistoryFrom = c.LastSeq + 1 // the notice is the earlier try's last word
+		}
 		c.Running = true
 		return nil
 	}, msgs...); err != nil {
@@ -86,6 +111,7 @@ func (m *Manager) RunTask(ctx context.Context, id, text string, hooks TaskHooks)
 		m.mu.Unlock()
 		return TaskResult{}, err
 	}
+	e.resume = turn.Resume
 	tctx, cancel := context.WithCancelCause(ctx)
 	// Conch closing ends the task's turn as it ends every other.
 	stopWithManager := context.AfterFunc(m.ctx, func() { cancel(context.Cause(m.ctx)) })

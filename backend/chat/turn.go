@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -114,12 +115,21 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) (end turnEnd) {
 			end = failed(stopReason(ctx), context.Cause(ctx))
 		}
 	}()
+	c := m.snapshot(e)
+	tools, report := m.toolsFor(c, m.hooksOf(e) != nil)
+	e.mu.Lock()
+	notice := e.resume
+	e.resume = ""
+	e.mu.Unlock()
+	if notice != "" {
+		if end, ok := m.resume(ctx, e, tools, notice); !ok {
+			return end
+		}
+	}
 	history, err := m.history(e)
 	if err != nil {
 		return failed("Could not read this chat: "+err.Error(), err)
 	}
-	c := m.snapshot(e)
-	tools, report := m.toolsFor(c, m.hooksOf(e) != nil)
 	extraPrompt := ""
 	if src := m.toolSource(); src != nil {
 		extraPrompt = src.Prompt(ctx, c)
@@ -263,6 +273,58 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) (end turnEnd) {
 			return turnEnd{reply: reply, report: report.summary}
 		}
 	}
+}
+
+// resume begins a resumed task's turn: the calls its last turn left
+// without a result run again (through the gate, so a question that was
+// pending is asked again), then the model is told what happened. ok is
+// false when the turn ends here.
+func (m *Manager) resume(ctx context.Context, e *entry, tools tool.Set, notice string) (turnEnd, bool) {
+	calls, err := m.openCalls(e)
+	if err != nil {
+		return failed("Could not read this chat: "+err.Error(), err), false
+	}
+	for i, call := range calls {
+		if ctx.Err() != nil {
+			m.settleCalls(e, calls, i)
+			return failed(stopReason(ctx), context.Cause(ctx)), false
+		}
+		result := m.runCall(ctx, e, tools, call)
+		if _, err := m.update(e, nil, m.resultMessage(result)); err != nil {
+			return failed("Could not save a tool's result: "+err.Error(), err), false
+		}
+	}
+	msg := m.notice(notice)
+	msg.ForModel = true
+	if _, err := m.update(e, nil, msg); err != nil {
+		return failed("Could not save the chat: "+err.Error(), err), false
+	}
+	return turnEnd{}, true
+}
+
+// openCalls are the calls of the chat's last assistant message that have
+// no result: the turn that made them was cut off.
+func (m *Manager) openCalls(e *entry) ([]provider.ToolCall, error) {
+	c := m.snapshot(e)
+	msgs, _, err := m.cfg.Store.Messages(c.ID, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	var open []provider.ToolCall
+	for _, msg := range msgs {
+		if msg.Seq <= c.HistoryFrom {
+			continue
+		}
+		switch {
+		case msg.Kind == conversation.ToolCallKind && msg.ToolCall != nil:
+			open = append(open, provider.ToolCall{ID: msg.ToolCall.ID, Name: msg.ToolCall.Name, Arguments: msg.ToolCall.Arguments})
+		case msg.Kind == conversation.ToolResultKind && msg.ToolResult != nil:
+			open = slices.DeleteFunc(open, func(c provider.ToolCall) bool { return c.ID == msg.ToolResult.CallID })
+		case msg.Kind == conversation.User || msg.Kind == conversation.Assistant:
+			open = nil // calls before a new message were settled by it
+		}
+	}
+	return open, nil
 }
 
 // permit decides a coding agent's step as the gate would one of Conch's
@@ -817,8 +879,22 @@ func (m *Manager) history(e *entry) ([]provider.Message, error) {
 		}
 		return &out[len(out)-1]
 	}
+	from := m.snapshot(e).HistoryFrom
 	for _, msg := range msgs {
+		if msg.Seq <= from {
+			continue // an earlier try, kept in the chat but not sent
+		}
 		switch msg.Kind {
+		case conversation.Notice:
+			if !msg.ForModel {
+				continue
+			}
+			closeOpen()
+			if l := last(); l != nil && l.Role == provider.User {
+				l.Text += "\n\n" + msg.Text
+				continue
+			}
+			out = append(out, provider.Message{Role: provider.User, Text: msg.Text})
 		case conversation.User:
 			closeOpen()
 			if l := last(); l != nil && l.Role == provider.User {

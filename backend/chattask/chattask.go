@@ -96,7 +96,13 @@ func (x *Executor) Execute(ctx context.Context, run *taskrun.Run) (taskrun.Outco
 		Answer: run.Answer,
 		Output: run.Output,
 	}
-	res, err := x.cfg.Chats.RunTask(ctx, t.ConversationID, t.Text, hooks)
+	// A resumed task carries on with its whole transcript; any other run
+	// (the first, or Try again) starts its model's history afresh.
+	turn := chat.TaskTurn{Text: t.Text, Fresh: true}
+	if t.Resume != nil {
+		turn = chat.TaskTurn{Resume: t.Resume.Notice()}
+	}
+	res, err := x.cfg.Chats.RunTask(ctx, t.ConversationID, turn, hooks)
 	if err != nil && errors.Is(err, provider.ErrLimit) && ctx.Err() == nil {
 		res, err = x.carryOn(ctx, run, hooks, err)
 	}
@@ -167,7 +173,7 @@ func (x *Executor) carryOn(ctx context.Context, run *taskrun.Run, hooks chat.Tas
 		}
 	})
 	run.Progress("", note)
-	return x.cfg.Chats.RunTask(ctx, t.ConversationID, "", hooks)
+	return x.cfg.Chats.RunTask(ctx, t.ConversationID, chat.TaskTurn{}, hooks)
 }
 
 // fallbackError is a limit the fallback could not take over from: the

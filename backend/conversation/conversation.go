@@ -50,9 +50,13 @@ type Conversation struct {
 	// Ask is the pending permission question, if any.
 	Ask *ask.Question `json:"ask"`
 	// LastSeq is the seq of the newest message (0: none yet).
-	LastSeq   uint64    `json:"lastSeq"`
-	CreatedAt time.Time `json:"createdAt"`
-	UpdatedAt time.Time `json:"updatedAt"`
+	LastSeq uint64 `json:"lastSeq"`
+	// HistoryFrom is the seq after which messages are sent to the model:
+	// a task tried again from the start keeps its earlier try in the chat,
+	// but its model does not see it (0: all of them).
+	HistoryFrom uint64    `json:"historyFrom,omitempty"`
+	CreatedAt   time.Time `json:"createdAt"`
+	UpdatedAt   time.Time `json:"updatedAt"`
 	// Rev increases by one on every change; keep the highest seen.
 	Rev int64 `json:"rev"`
 }
@@ -120,7 +124,10 @@ type Message struct {
 	ToolResult     *ToolResult   `json:"toolResult,omitempty"`
 	Ask            *ask.Question `json:"ask,omitempty"`
 	TaskEvent      *TaskUpdate   `json:"taskEvent,omitempty"`
-	CreatedAt      time.Time     `json:"createdAt"`
+	// ForModel marks a notice the model is told too, as the person's words
+	// (a resumed task's "Conch stopped while this was running; carry on").
+	ForModel  bool      `json:"forModel,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // TaskUpdate is a task's status change as its parent chat records it. The

@@ -117,11 +117,16 @@ func Run(in Input) Report {
 
 func checkTasks(tasks []task.Task) Check {
 	c := Check{ID: "tasks", Title: "Tasks", Level: OK, Link: "/tasks", Details: []string{}}
-	var interrupted, needsYou, working int
+	var interrupted, resumable, needsYou, working int
 	for _, t := range tasks {
 		switch t.Status {
 		case task.Interrupted:
 			interrupted++
+			if t.Resumable() == "" {
+				resumable++
+				c.Details = append(c.Details, "Interrupted (can resume): "+t.Title)
+				continue
+			}
 			c.Details = append(c.Details, "Interrupted: "+t.Title)
 		case task.NeedsYou:
 			needsYou++
@@ -141,7 +146,14 @@ func checkTasks(tasks []task.Task) Check {
 	if interrupted > 0 {
 		c.Level = Warn
 		parts = append(parts, plural(interrupted, "task was interrupted when Conch stopped", "tasks were interrupted when Conch stopped"))
-		c.Fix = "Open Tasks and press Try again on the ones you still want, or Delete them."
+		switch {
+		case resumable == interrupted:
+			c.Fix = "Open Tasks and press Resume to carry them on from where they stopped, or Delete them."
+		case resumable > 0:
+			c.Fix = "Open Tasks: press Resume on the chat tasks to carry them on from where they stopped, Try again on the commands you still want, or Delete them."
+		default:
+			c.Fix = "Open Tasks and press Try again on the ones you still want, or Delete them."
+		}
 	}
 	if len(parts) == 0 {
 		c.Summary = fmt.Sprintf("Nothing needs you (%s in all).", plural(len(tasks), "task", "tasks"))

@@ -78,6 +78,20 @@ func TestTasksWarnAboutInterruptedAndReportNeedsYou(t *testing.T) {
 	}
 }
 
+// An interrupted chat task is offered Resume; a command only Try again.
+func TestInterruptedChatTasksAreOfferedResume(t *testing.T) {
+	in := healthy()
+	in.Tasks = []task.Task{{Status: task.Interrupted, Title: "Write docs", ConversationID: "c1"}}
+	c := find(t, Run(in), "tasks")
+	if !strings.Contains(c.Fix, "press Resume") || strings.Contains(c.Fix, "Try again") || c.Details[0] != "Interrupted (can resume): Write docs" {
+		t.Fatalf("chat task only: %+v", c)
+	}
+	in.Tasks = append(in.Tasks, task.Task{Status: task.Interrupted, Title: "make"})
+	if c := find(t, Run(in), "tasks"); !strings.Contains(c.Fix, "Resume on the chat tasks") || !strings.Contains(c.Fix, "Try again on the commands") {
+		t.Fatalf("both: %q", c.Fix)
+	}
+}
+
 func TestProvidersAndStoreFailures(t *testing.T) {
 	in := healthy()
 	in.Providers = []Provider{{Name: "Shell", Ready: false, Reason: "bash was not found on PATH"}}

@@ -113,6 +113,7 @@ func (g *Gateway) taskByID(w http.ResponseWriter, r *http.Request) {
 		"output": {http.MethodGet, g.output},
 		"stop":   {http.MethodPost, g.stop},
 		"retry":  {http.MethodPost, g.retry},
+		"resume": {http.MethodPost, g.resume},
 		"answer": {http.MethodPost, g.answer},
 		// Removing a kept worktree; with work in it only with confirm.
 		"remove-worktree": {http.MethodPost, g.removeWorktree},
@@ -155,6 +156,14 @@ func (g *Gateway) retry(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	t, err := g.api.RetryTask(id)
+	reply(w, http.StatusOK, t, err)
+}
+
+func (g *Gateway) resume(w http.ResponseWriter, r *http.Request, id string) {
+	if !emptyBody(w, r) {
+		return
+	}
+	t, err := g.api.ResumeTask(id)
 	reply(w, http.StatusOK, t, err)
 }
 

@@ -417,6 +417,8 @@ func TestBadInputGetsClearErrors(t *testing.T) {
 		{"wrong method on action", req{method: "GET", path: "/api/tasks/" + done.ID + "/stop"}, 405, "method_not_allowed"},
 		{"stop finished", req{method: "POST", path: "/api/tasks/" + done.ID + "/stop"}, 409, "invalid_transition"},
 		{"retry running", req{method: "POST", path: "/api/tasks/" + running.ID + "/retry"}, 409, "invalid_transition"},
+		{"resume a command", req{method: "POST", path: "/api/tasks/" + done.ID + "/resume"}, 409, "conflict"},
+		{"body on resume", req{method: "POST", path: "/api/tasks/" + done.ID + "/resume", body: `{"x":1}`}, 400, "invalid"},
 		{"delete running", req{method: "DELETE", path: "/api/tasks/" + running.ID}, 409, "conflict"},
 		{"answer nothing asked", req{method: "POST", path: "/api/tasks/" + done.ID + "/answer", body: `{"askId":"x","allow":true}`}, 409, "conflict"},
 		{"answer without allow", req{method: "POST", path: "/api/tasks/" + done.ID + "/answer", body: `{"askId":"x"}`}, 400, "invalid"},

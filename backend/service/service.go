@@ -34,6 +34,7 @@ type API interface {
 	ReadOutput(id string, offset int64, max int) (OutputChunk, error)
 	StopTask(id string) (task.Task, error)
 	RetryTask(id string) (task.Task, error)
+	ResumeTask(id string) (task.Task, error)
 	DeleteTask(id string) error
 	AnswerTask(id, askID string, allow bool) (task.Task, error)
 	RemoveWorktree(id string, confirm bool) (task.Task, error)

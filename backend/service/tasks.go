@@ -117,6 +117,16 @@ func (s *Service) RetryTask(id string) (task.Task, error) {
 	return r.Retry(id)
 }
 
+// ResumeTask carries an interrupted, failed or stopped chat task on from
+// where it stopped, with its whole transcript.
+func (s *Service) ResumeTask(id string) (task.Task, error) {
+	r, err := s.tasks()
+	if err != nil {
+		return task.Task{}, err
+	}
+	return r.Resume(id)
+}
+
 // DeleteTask removes a task that is not working, and its output; its chat
 // stays.
 func (s *Service) DeleteTask(id string) error {

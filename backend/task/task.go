@@ -167,6 +167,54 @@ type Paused struct {
 	Until time.Time `json:"until,omitzero"`
 }
 
+// Resume says a queued task carries on from where it stopped, with its
+// chat's whole transcript, instead of starting over.
+type Resume struct {
+	// From is the status it was resumed from: interrupted, failed or
+	// stopped.
+	From Status `json:"from"`
+	// Reason is the error it had then, if any.
+	Reason string `json:"reason,omitempty"`
+	// LastStep is the last thing it did.
+	LastStep string    `json:"lastStep,omitempty"`
+	At       time.Time `json:"at"`
+}
+
+// Notice is what the task's chat is told when it carries on: what
+// happened, the last step, and to carry on.
+func (r Resume) Notice() string {
+	var what string
+	switch r.From {
+	case Interrupted:
+		what = "Conch stopped while this was running"
+	case Stopped:
+		what = "The person stopped this task"
+	default:
+		what = "This task failed"
+		if r.Reason != "" {
+			what += " (" + strings.TrimSuffix(r.Reason, ".") + ")"
+		}
+	}
+	if r.LastStep != "" {
+		what += "; the last step was: " + r.LastStep
+	}
+	return "[" + what + ". Carry on from where it stopped; do not start over.]"
+}
+
+// Resumable reports why t cannot resume, or "" when it can: a chat task
+// that was interrupted, failed or stopped.
+func (t Task) Resumable() string {
+	switch {
+	case t.ConversationID == "":
+		return "a command cannot carry on from where it stopped; Try again runs it again from the start"
+	case t.Status == Done:
+		return "it is done; Try again runs it again from the start"
+	case t.Status != Interrupted && t.Status != Failed && t.Status != Stopped:
+		return "it is " + t.Status.Words() + ", so it cannot be resumed"
+	}
+	return ""
+}
+
 // MaxSteps is how many past steps a task keeps.
 const MaxSteps = 12
 
@@ -182,27 +230,30 @@ type Task struct {
 	ParentConversationID string `json:"parentConversationId"`
 	GroupID              string `json:"groupId"`
 	// Part and Parts place a helper in its group ("helper 2 of 3").
-	Part        int           `json:"part,omitempty"`
-	Parts       int           `json:"parts,omitempty"`
-	Provider    string        `json:"provider"`
-	Model       string        `json:"model"`
-	By          string        `json:"by"`
-	Mode        Mode          `json:"mode"`
-	Cwd         string        `json:"cwd"`
-	Check       string        `json:"check"`
-	Current     string        `json:"current"`
-	Steps       []string      `json:"steps"`
-	Summary     string        `json:"summary"`
-	Error       string        `json:"error"`
-	Note        string        `json:"note"`
-	Result      *Result       `json:"result"`
-	Ask         *ask.Question `json:"ask"`
-	Worktree    *Worktree     `json:"worktree"`
-	Wake        Wake          `json:"wake"`
-	Notified    bool          `json:"notified"`
-	Paused      *Paused       `json:"paused"`
-	OutputBytes int64         `json:"outputBytes"`
-	ExitCode    *int          `json:"exitCode"`
+	Part     int           `json:"part,omitempty"`
+	Parts    int           `json:"parts,omitempty"`
+	Provider string        `json:"provider"`
+	Model    string        `json:"model"`
+	By       string        `json:"by"`
+	Mode     Mode          `json:"mode"`
+	Cwd      string        `json:"cwd"`
+	Check    string        `json:"check"`
+	Current  string        `json:"current"`
+	Steps    []string      `json:"steps"`
+	Summary  string        `json:"summary"`
+	Error    string        `json:"error"`
+	Note     string        `json:"note"`
+	Result   *Result       `json:"result"`
+	Ask      *ask.Question `json:"ask"`
+	Worktree *Worktree     `json:"worktree"`
+	Wake     Wake          `json:"wake"`
+	Notified bool          `json:"notified"`
+	Paused   *Paused       `json:"paused"`
+	// Resume is set while a run carries on from where the last one
+	// stopped (and stays, saying so, once it ran); Retry clears it.
+	Resume      *Resume `json:"resume"`
+	OutputBytes int64   `json:"outputBytes"`
+	ExitCode    *int    `json:"exitCode"`
 	// Pid is the process group of the task's process while one runs; healing
 	// at start ends a group left behind by a Conch that died.
 	Pid       int        `json:"pid"`

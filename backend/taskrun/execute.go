@@ -77,7 +77,11 @@ func (r *Runner) run(ctx context.Context, e *entry, h *activeRun) {
 		return
 	}
 	if w.Size() > 0 {
-		fmt.Fprintf(w, "\n── tried again %s ──\n", r.cfg.Now().Local().Format("15:04:05"))
+		again := "tried again"
+		if started.Resume != nil {
+			again = "resumed"
+		}
+		fmt.Fprintf(w, "\n── %s %s ──\n", again, r.cfg.Now().Local().Format("15:04:05"))
 	}
 	// The summary comes from this run's output only, not an earlier try's.
 	runStart := w.Size()

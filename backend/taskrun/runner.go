@@ -520,20 +520,54 @@ func (r *Runner) dequeueLocked(id string) bool {
 	return false
 }
 
-// Retry runs a finished task again from the start.
+// Retry runs a finished task again from the start (a chat task in a
+// fresh conversation: its model does not see the earlier try).
 func (r *Runner) Retry(id string) (task.Task, error) {
+	return r.requeue(id, func(t *task.Task) error {
+		if err := t.SetStatus(task.Queued, r.cfg.Now()); err != nil {
+			return err
+		}
+		t.Note = ""
+		t.Steps = []string{}
+		t.Resume = nil
+		return nil
+	})
+}
+
+// Resume carries an interrupted, failed or stopped chat task on from where
+// it stopped: its chat continues with the whole transcript and a notice of
+// what happened. Its steps, output and spend carry on.
+func (r *Runner) Resume(id string) (task.Task, error) {
+	return r.requeue(id, func(t *task.Task) error {
+		if why := t.Resumable(); why != "" {
+			return fmt.Errorf("%w: %s", ErrConflict, why)
+		}
+		res := &task.Resume{From: t.Status, Reason: t.Error, At: r.cfg.Now().UTC()}
+		if n := len(t.Steps); n > 0 {
+			res.LastStep = t.Steps[n-1]
+		}
+		if err := t.SetStatus(task.Queued, r.cfg.Now()); err != nil {
+			return err
+		}
+		t.Resume = res
+		return nil
+	})
+}
+
+// requeue moves a finished task back to the queue with fn (which sets its
+// status), clearing what its last run came to.
+func (r *Runner) requeue(id string, fn func(t *task.Task) error) (task.Task, error) {
 	e, err := r.entry(id)
 	if err != nil {
 		return task.Task{}, err
 	}
 	r.mu.Lock()
 	t, err := r.updateEntry(e, func(t *task.Task) error {
-		if err := t.SetStatus(task.Queued, r.cfg.Now()); err != nil {
+		if err := fn(t); err != nil {
 			return err
 		}
-		t.Summary, t.Error, t.Note, t.Current = "", "", "", ""
+		t.Summary, t.Error, t.Current = "", "", ""
 		t.Result, t.Ask, t.ExitCode, t.Paused = nil, nil, nil, nil
-		t.Steps = []string{}
 		t.Notified = false
 		return nil
 	})

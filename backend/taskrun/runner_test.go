@@ -370,6 +370,21 @@ func TestRetryRunsAgainFromTheStart(t *testing.T) {
 	}
 }
 
+// A command cannot carry on from where it stopped: Resume says so (409)
+// and changes nothing; Try again runs it from the start.
+func TestACommandCannotResume(t *testing.T) {
+	b := setup(t)
+	tk := b.create(t, "exit 1", task.Auto)
+	failed := b.waitStatus(t, tk.ID, task.Failed)
+	_, err := b.runner.Resume(tk.ID)
+	if !errors.Is(err, taskrun.ErrConflict) || !strings.Contains(err.Error(), "Try again runs it again from the start") {
+		t.Fatalf("resume a command: %v", err)
+	}
+	if got, _ := b.runner.Get(tk.ID); got.Rev != failed.Rev || got.Status != task.Failed || got.Resume != nil {
+		t.Fatalf("a refused resume changed the task: %+v", got)
+	}
+}
+
 func TestDeleteRefusesRunningAndRemovesFinished(t *testing.T) {
 	b := setup(t)
 	running := b.create(t, "sleep 30", task.Auto)

@@ -71,6 +71,7 @@ var records = []struct {
 	{task.Worktree{}, "Worktree"},
 	{task.WorktreeWork{}, "WorktreeWork"},
 	{task.Paused{}, "Paused"},
+	{task.Resume{}, "Resume"},
 	{ask.Question{}, "Question"},
 	{taskrun.Slots{}, "Slots"},
 	{taskrun.Concurrent{}, "Concurrent"},

@@ -35,6 +35,8 @@ export interface Backend {
   readOutput(id: string, offset: number): Promise<OutputChunk>;
   stopTask(id: string): Promise<Task>;
   retryTask(id: string): Promise<Task>;
+  /** Carries an interrupted, failed or stopped chat task on from where it stopped. */
+  resumeTask(id: string): Promise<Task>;
   deleteTask(id: string): Promise<void>;
   /** Answers the pending question askId of a task that needs the person. */
   answerTask(id: string, askId: string, allow: boolean): Promise<Task>;

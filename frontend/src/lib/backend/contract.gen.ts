@@ -287,6 +287,11 @@ export interface Task {
   wake: Wake;
   notified: boolean;
   paused: Paused | null;
+  /**
+   * Resume is set while a run carries on from where the last one
+   * stopped (and stays, saying so, once it ran); Retry clears it.
+   */
+  resume: Resume | null;
   outputBytes: number;
   exitCode: number | null;
   /**
@@ -329,6 +334,23 @@ export interface WorktreeWork {
 export interface Paused {
   kind: string;
   until?: string;
+}
+
+/**
+ * Resume says a queued task carries on from where it stopped, with its
+ * chat's whole transcript, instead of starting over.
+ */
+export interface Resume {
+  /**
+   * From is the status it was resumed from: interrupted, failed or
+   * stopped.
+   */
+  from: Status;
+  /** Reason is the error it had then, if any. */
+  reason?: string;
+  /** LastStep is the last thing it did. */
+  lastStep?: string;
+  at: string;
 }
 
 /**
@@ -512,6 +534,12 @@ export interface Conversation {
   ask: Question | null;
   /** LastSeq is the seq of the newest message (0: none yet). */
   lastSeq: number;
+  /**
+   * HistoryFrom is the seq after which messages are sent to the model:
+   * a task tried again from the start keeps its earlier try in the chat,
+   * but its model does not see it (0: all of them).
+   */
+  historyFrom?: number;
   createdAt: string;
   updatedAt: string;
   /** Rev increases by one on every change; keep the highest seen. */
@@ -540,6 +568,11 @@ export interface Message {
   toolResult?: ToolResult;
   ask?: Question;
   taskEvent?: TaskSnapshot;
+  /**
+   * ForModel marks a notice the model is told too, as the person's words
+   * (a resumed task's "Conch stopped while this was running; carry on").
+   */
+  forModel?: boolean;
   createdAt: string;
 }
 
@@ -717,6 +750,7 @@ export interface Bindings {
   PutProvider(id: string, cfg: ProviderConfig): Promise<Provider>;
   ReadOutput(id: string, offset: number, max: number): Promise<OutputChunk>;
   RemoveWorktree(id: string, confirm: boolean): Promise<Task>;
+  ResumeTask(id: string): Promise<Task>;
   RetryTask(id: string): Promise<Task>;
   SendMessage(id: string, text: string): Promise<Message>;
   SetPreferences(p: Preferences): Promise<Preferences>;

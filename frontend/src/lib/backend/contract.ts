@@ -34,6 +34,14 @@ export function isStoppable(s: Status): boolean {
   return s === Status.Queued || s === Status.Running || s === Status.NeedsYou;
 }
 
+/**
+ * Reports whether t can carry on from where it stopped (Resume): a chat task
+ * that was interrupted, failed or stopped. A command can only start again.
+ */
+export function isResumable(t: Pick<Task, 'status' | 'conversationId'>): boolean {
+  return t.conversationId !== '' && (t.status === Status.Interrupted || t.status === Status.Failed || t.status === Status.Stopped);
+}
+
 /** Reports whether a task in status s may be deleted (not while it holds a process). */
 export function isDeletable(s: Status): boolean {
   return s !== Status.Running && s !== Status.NeedsYou;

@@ -118,6 +118,9 @@ export class HttpBackend implements Backend {
   retryTask(id: string): Promise<Task> {
     return this.json<Task>('POST', `${taskPath(id)}/retry`);
   }
+  resumeTask(id: string): Promise<Task> {
+    return this.json<Task>('POST', `${taskPath(id)}/resume`);
+  }
 
   async deleteTask(id: string): Promise<void> {
     await this.request('DELETE', taskPath(id));

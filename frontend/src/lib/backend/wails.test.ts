@@ -13,6 +13,7 @@ function bindings(over: Partial<AppBindings> = {}): AppBindings {
     ReadOutput: no,
     StopTask: no,
     RetryTask: no,
+    ResumeTask: no,
     DeleteTask: no,
     AnswerTask: no,
     RemoveWorktree: no,

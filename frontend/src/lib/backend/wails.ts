@@ -80,6 +80,9 @@ export class WailsBackend implements Backend {
   retryTask(id: string): Promise<Task> {
     return call(() => this.app.RetryTask(id));
   }
+  resumeTask(id: string): Promise<Task> {
+    return call(() => this.app.ResumeTask(id));
+  }
   async deleteTask(id: string): Promise<void> {
     await call(() => this.app.DeleteTask(id));
   }

@@ -14,6 +14,7 @@ function backend(over: Partial<ReturnType<typeof chatMethods>> = {}): Backend {
     readOutput: no,
     stopTask: no,
     retryTask: no,
+    resumeTask: no,
     deleteTask: no,
     answerTask: no,
     approvals: no,

@@ -27,6 +27,7 @@ export function makeTask(over: Partial<Task> & Pick<Task, 'id'>): Task {
     wake: 'none',
     notified: false,
     paused: null,
+    resume: null,
     outputBytes: 0,
     exitCode: null,
     pid: 0,

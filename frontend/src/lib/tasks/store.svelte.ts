@@ -14,6 +14,7 @@ import { afterFailure, idle, type Removal } from './worktree';
 export const Pending = {
   Stop: 'stop',
   Retry: 'retry',
+  Resume: 'resume',
   Delete: 'delete',
   Allow: 'allow',
   Deny: 'deny',
@@ -288,6 +289,11 @@ export class TasksStore {
 
   retry(id: string): Promise<void> {
     return this.#act(id, Pending.Retry, () => this.#backend.retryTask(id));
+  }
+
+  /** Carries a chat task on from where it stopped, with its whole transcript. */
+  resume(id: string): Promise<void> {
+    return this.#act(id, Pending.Resume, () => this.#backend.resumeTask(id));
   }
 
   remove(id: string): Promise<void> {

@@ -25,6 +25,7 @@ function mockBackend(tasks: Task[] = []) {
     readOutput: vi.fn(async () => ({ data: '', next: 0 })),
     stopTask: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Stopped, rev: 10 })),
     retryTask: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Queued, rev: 10 })),
+    resumeTask: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Queued, rev: 10 })),
     deleteTask: vi.fn(async (): Promise<void> => {}),
     answerTask: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Running, rev: 10 })),
     approvals: vi.fn(async () => []),
