@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -109,20 +108,6 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 		return stdout.String(), g
 	}
 	return stdout.String(), nil
-}
-
-// worktreeMu serialises the git commands that add, list, prune and remove
-// worktrees, and delete their branches: git reads every entry of a
-// repository's .git/worktrees while it adds one, and fails on an entry that
-// another add is half-way through making. One lock for every repository is
-// plenty, since these commands are short and few.
-var worktreeMu sync.Mutex
-
-// gitLocked is git under worktreeMu.
-func gitLocked(ctx context.Context, dir string, args ...string) (string, error) {
-	worktreeMu.Lock()
-	defer worktreeMu.Unlock()
-	return git(ctx, dir, args...)
 }
 
 // notRepo reports whether err is git saying dir is in no repository's

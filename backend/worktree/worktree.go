@@ -40,7 +40,10 @@ type Tree struct {
 // Add makes <root>/<id> on a new branch conch/<id> from the current HEAD of
 // the repository holding dir (a detached HEAD is fine). It returns
 // ErrNotRepo outside a repository, ErrNoCommits before the first commit,
-// and ErrExists when the folder or the branch is already there.
+// and ErrExists when the folder or the branch is already there. Any number
+// of Adds may be called at once: in one repository they take their turn
+// (so do Settle and Remove), and each waits out, for a few seconds, a lock
+// another git holds there.
 func Add(ctx context.Context, dir, root, id string) (Tree, error) {
 	if err := checkID(id); err != nil {
 		return Tree{}, err
@@ -102,15 +105,8 @@ func Add(ctx context.Context, dir, root, id string) (Tree, error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return Tree{}, fmt.Errorf("add worktree: %w", err)
 	}
-	if _, err := gitLocked(ctx, top, "worktree", "add", "--quiet", "-b", t.Branch, t.Path, t.Base); err != nil {
-		var g *gitError
-		if errors.As(err, &g) && strings.Contains(g.stderr, "branch named") {
-			return Tree{}, fmt.Errorf("add worktree: branch %s %w", t.Branch, ErrExists)
-		}
-		if errors.As(err, &g) && strings.Contains(g.stderr, "already registered") {
-			return Tree{}, fmt.Errorf("add worktree: %s %w as a worktree git has not pruned", t.Path, ErrExists)
-		}
-		return Tree{}, fmt.Errorf("add worktree %s: %w", t.Path, err)
+	if err := t.make(ctx, top, common); err != nil {
+		return Tree{}, err
 	}
 	t.Dir = filepath.Join(t.Path, filepath.FromSlash(prefix))
 	// dir may hold only untracked files, so the worktree lacks it; an empty
@@ -120,6 +116,37 @@ func Add(ctx context.Context, dir, root, id string) (Tree, error) {
 		return Tree{}, fmt.Errorf("add worktree: %w", err)
 	}
 	return t, nil
+}
+
+// make makes the branch, then the worktree on it, under the repository's
+// lock. Made in one step (worktree add -b), a branch is left behind when
+// the worktree part fails; made apart, the branch goes again unless the
+// worktree is there.
+func (t Tree) make(ctx context.Context, top, common string) error {
+	defer lockRepo(common)()
+	_, err := gitRetry(ctx, top, "branch", "--quiet", "--no-track", t.Branch, t.Base)
+	var g *gitError
+	if errors.As(err, &g) && strings.Contains(g.stderr, "already exists") {
+		return fmt.Errorf("add worktree: branch %s %w", t.Branch, ErrExists)
+	}
+	if err != nil {
+		return fmt.Errorf("add worktree: make branch %s: %w", t.Branch, err)
+	}
+	_, err = gitRetry(ctx, top, "worktree", "add", "--quiet", t.Path, t.Branch)
+	if err == nil {
+		return nil
+	}
+	// The branch is ours, just made, and checked out nowhere unless git got
+	// as far as the folder (a failing post-checkout hook). update-ref,
+	// unlike branch -D, reads no worktree entries, which may be what failed,
+	// and deletes the branch only while it is still at Base.
+	if _, serr := os.Lstat(t.Path); errors.Is(serr, fs.ErrNotExist) {
+		_, _ = gitRetry(context.WithoutCancel(ctx), top, "update-ref", "-d", "refs/heads/"+t.Branch, t.Base)
+	}
+	if errors.As(err, &g) && strings.Contains(g.stderr, "already registered") {
+		return fmt.Errorf("add worktree: %s %w as a worktree git has not pruned", t.Path, ErrExists)
+	}
+	return fmt.Errorf("add worktree %s: %w", t.Path, err)
 }
 
 // checkID refuses an id that would not make one plain folder name and a
