@@ -294,16 +294,7 @@ func (b *Bolt) Path() string { return b.db.Path() }
 // Backup writes a consistent copy of the whole database to w while the store
 // stays in use, and returns the bytes written.
 func (b *Bolt) Backup(w io.Writer) (int64, error) {
-	var n int64
-	err := b.view(func(tx *bolt.Tx) error {
-		var err error
-		n, err = tx.WriteTo(w)
-		return err
-	})
-	if err != nil {
-		return n, fmt.Errorf("backup store: %w", err)
-	}
-	return n, nil
+	return b.BackupTo(func(int64) (io.Writer, error) { return w, nil })
 }
 
 // Close stops accepting writes, waits until every write already accepted has

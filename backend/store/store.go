@@ -28,6 +28,10 @@ var ErrCorrupt = errors.New("corrupt record")
 // Conch whose schema this one does not understand.
 var ErrSchemaTooNew = errors.New("database schema is newer than this Conch understands")
 
+// ErrNotConch is returned by OpenReadOnly and Verify when a file is not a
+// Conch database: not bbolt at all, or bbolt without Conch's schema.
+var ErrNotConch = errors.New("not a Conch database")
+
 // Store is what the rest of Conch knows of persistence.
 type Store interface {
 	// Task returns one task, or ErrNotFound.
