@@ -23,17 +23,28 @@ const SetupScript = ".conch/worktree-setup"
 // setupTail is how many of the script's last lines a failure carries.
 const setupTail = 20
 
-// Setup runs the worktree's .conch/worktree-setup, if it exists and is
-// executable, in the worktree's top folder, with its output to out (which
-// may be nil). ctx bounds how long it may take: when ctx ends the script
-// and everything it started are killed. It finds the main repository in
-// CONCH_REPO (to copy env files from), and the worktree, branch and base in
-// CONCH_WORKTREE, CONCH_BRANCH and CONCH_BASE. A failure returns ErrSetup
-// with the last lines the script printed.
+// Setup prepares a new worktree, saying what it does on out (which may be
+// nil; a task's output). First it copies in what .conch/worktree-include
+// lists (see IncludeFile) from the main working tree; then it runs the
+// worktree's .conch/worktree-setup, if it exists and is executable, in the
+// worktree's top folder. ctx bounds how long it may take: when ctx ends the
+// script and everything it started are killed. The script finds the main
+// repository in CONCH_REPO (to copy env files from), and the worktree,
+// branch and base in CONCH_WORKTREE, CONCH_BRANCH and CONCH_BASE. A
+// failure returns ErrSetup with the last lines the script printed.
 //
 // Nothing it leaves running outlives it: its process group is killed when
 // it ends.
 func (t Tree) Setup(ctx context.Context, out io.Writer) error {
+	if t.Repo == "" {
+		// Rebuilt from a record: found again from the worktree.
+		if repo, err := t.repo(ctx); err == nil {
+			t.Repo = repo
+		}
+	}
+	if err := t.include(ctx, t.Repo, out); err != nil {
+		return fmt.Errorf("%w: %w", ErrSetup, err)
+	}
 	script := filepath.Join(t.Path, filepath.FromSlash(SetupScript))
 	fi, err := os.Stat(script)
 	if errors.Is(err, fs.ErrNotExist) {
