@@ -129,6 +129,7 @@ type entry struct {
 	fwd    string                  // the question answered through the task
 	wake   bool                    // a wake came in while a turn ran
 	resume string                  // a resumed task's notice, for its next turn
+	tell   string                  // what a task's next turn is told first
 }
 
 // pending is a question a turn waits on.

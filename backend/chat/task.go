@@ -58,6 +58,9 @@ type TaskTurn struct {
 	// without a result run again first, so a question that was pending is
 	// asked again.
 	Resume string
+	// Tell, when set, is what the model is told first, as the person's
+	// words (a check that failed, with the end of its output).
+	Tell string
 }
 
 // freshNotice marks where a task's chat started over.
@@ -111,7 +114,7 @@ func (m *Manager) RunTask(ctx context.Context, id string, turn TaskTurn, hooks T
 		m.mu.Unlock()
 		return TaskResult{}, err
 	}
-	e.resume = turn.Resume
+	e.resume, e.tell = turn.Resume, turn.Tell
 	tctx, cancel := context.WithCancelCause(ctx)
 	// Conch closing ends the task's turn as it ends every other.
 	stopWithManager := context.AfterFunc(m.ctx, func() { cancel(context.Cause(m.ctx)) })

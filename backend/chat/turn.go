@@ -118,12 +118,19 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) (end turnEnd) {
 	c := m.snapshot(e)
 	tools, report := m.toolsFor(c, m.hooksOf(e) != nil)
 	e.mu.Lock()
-	notice := e.resume
-	e.resume = ""
+	notice, tell := e.resume, e.tell
+	e.resume, e.tell = "", ""
 	e.mu.Unlock()
 	if notice != "" {
 		if end, ok := m.resume(ctx, e, tools, notice); !ok {
 			return end
+		}
+	}
+	if tell != "" {
+		msg := m.notice(tell)
+		msg.ForModel = true
+		if _, err := m.update(e, nil, msg); err != nil {
+			return failed("Could not save the chat: "+err.Error(), err)
 		}
 	}
 	history, err := m.history(e)

@@ -21,6 +21,7 @@ import (
 	"conch/backend/provider"
 	"conch/backend/task"
 	"conch/backend/taskrun"
+	"conch/backend/tool"
 	"conch/backend/worktree"
 )
 
@@ -102,25 +103,86 @@ func (x *Executor) Execute(ctx context.Context, run *taskrun.Run) (taskrun.Outco
 	if t.Resume != nil {
 		turn = chat.TaskTurn{Resume: t.Resume.Notice()}
 	}
-	res, err := x.cfg.Chats.RunTask(ctx, t.ConversationID, turn, hooks)
-	if err != nil && errors.Is(err, provider.ErrLimit) && ctx.Err() == nil {
-		res, err = x.carryOn(ctx, run, hooks, err)
-	}
+	res, err := x.turn(ctx, run, hooks, turn)
 	if err != nil {
-		if errors.Is(err, chat.ErrStopped) && ctx.Err() == nil {
-			// Stopped from its own chat: the task was stopped, not failed.
-			return taskrun.Outcome{Summary: res.Summary}, taskrun.ErrStopped
-		}
 		return taskrun.Outcome{Summary: res.Summary}, err
 	}
-	summary := res.Summary
-	if summary == "" {
-		summary = "It finished without saying anything."
+	summary := orNothing(res.Summary)
+	source := res.Source
+	if t.Check != "" {
+		if summary, err = x.verify(ctx, run, hooks, summary); err != nil {
+			return taskrun.Outcome{Summary: summary}, err
+		}
+		source = task.SourceCheck
 	}
 	return taskrun.Outcome{
 		Summary: summary,
-		Result:  &task.Result{Text: summary, Source: res.Source, At: time.Now().UTC()},
+		Result:  &task.Result{Text: summary, Source: source, At: time.Now().UTC()},
 	}, nil
+}
+
+// turn runs one turn of the task's chat: a limit hands it to the fallback,
+// and a Stop in its own chat stops the task.
+func (x *Executor) turn(ctx context.Context, run *taskrun.Run, hooks chat.TaskHooks, turn chat.TaskTurn) (chat.TaskResult, error) {
+	res, err := x.cfg.Chats.RunTask(ctx, run.Task.ConversationID, turn, hooks)
+	if err != nil && errors.Is(err, provider.ErrLimit) && ctx.Err() == nil {
+		res, err = x.carryOn(ctx, run, hooks, err)
+	}
+	if err != nil && errors.Is(err, chat.ErrStopped) && ctx.Err() == nil {
+		// Stopped from its own chat: the task was stopped, not failed.
+		return res, taskrun.ErrStopped
+	}
+	return res, err
+}
+
+// verify runs the task's check once it has reported: a pass makes it done
+// (verified); a failure gives its model the end of the check's output and
+// another turn, CheckRetries times, then fails the task with that output.
+// It returns the summary to keep.
+func (x *Executor) verify(ctx context.Context, run *taskrun.Run, hooks chat.TaskHooks, summary string) (string, error) {
+	t := run.Task
+	for try := 0; ; try++ {
+		c, err := x.cfg.Chats.Snapshot(t.ConversationID)
+		if err != nil {
+			return summary, err
+		}
+		var askFirst bool
+		switch chat.Gate(c.Mode, tool.Command, c.Tainted) {
+		case chat.Refuse:
+			return summary, fmt.Errorf("The check %q was not run: %s mode runs no commands", t.Check, c.Mode)
+		case chat.AskFirst:
+			askFirst = true
+		}
+		res, err := taskrun.RunCheck(ctx, run, c.Cwd, t.Check, askFirst)
+		if err != nil {
+			return summary, err
+		}
+		if res.Passed {
+			return summary, nil
+		}
+		tail := strings.TrimSpace(res.Tail)
+		if try >= t.CheckRetries {
+			if tail == "" {
+				return summary, fmt.Errorf("The check `%s` %s, with no output.", t.Check, res.Words())
+			}
+			return summary, fmt.Errorf("The check `%s` %s. Its output ends:\n\n%s", t.Check, res.Words(), tail)
+		}
+		tell := fmt.Sprintf("[The check `%s` %s. Its output ends:]\n\n```\n%s\n```\n\n[Fix what it reports, then report again. The check runs again after you report.]",
+			t.Check, res.Words(), tail)
+		out, err := x.turn(ctx, run, hooks, chat.TaskTurn{Tell: tell})
+		if err != nil {
+			return out.Summary, err
+		}
+		summary = orNothing(out.Summary)
+	}
+}
+
+// orNothing is s, or a sentence saying there was nothing.
+func orNothing(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "It finished without saying anything."
+	}
+	return s
 }
 
 // tree is the task's worktree, made again when a retry finds the empty one

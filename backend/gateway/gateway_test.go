@@ -405,6 +405,8 @@ func TestBadInputGetsClearErrors(t *testing.T) {
 		{"empty text", req{method: "POST", path: "/api/tasks", body: `{"text":"  "}`}, 400, "invalid"},
 		{"bad mode", req{method: "POST", path: "/api/tasks", body: `{"text":"ls","options":{"mode":"god"}}`}, 400, "invalid"},
 		{"relative cwd", req{method: "POST", path: "/api/tasks", body: `{"text":"ls","options":{"cwd":"../x"}}`}, 400, "invalid"},
+		{"check in plan mode", req{method: "POST", path: "/api/tasks", body: `{"text":"ls","options":{"mode":"plan","check":"true"}}`}, 400, "invalid"},
+		{"check retries out of range", req{method: "POST", path: "/api/tasks", body: `{"text":"ls","options":{"check":"true","checkRetries":9}}`}, 400, "invalid"},
 		{"too large", req{method: "POST", path: "/api/tasks", body: `{"text":"` + strings.Repeat("a", 1<<20) + `"}`}, 413, "too_large"},
 		{"not json", req{method: "POST", path: "/api/tasks", body: `text=ls`, contentType: "application/x-www-form-urlencoded"}, 415, "not_json"},
 		{"no content type", req{method: "POST", path: "/api/tasks/" + done.ID + "/answer", body: `{}`, contentType: "text/plain"}, 415, "not_json"},

@@ -68,6 +68,10 @@ type spec struct {
 	part, parts  int
 	worktree     bool
 	parentEngine string
+	// check must pass before the task is done; checkRetries are the
+	// extra turns its model gets to make it pass.
+	check        string
+	checkRetries int
 }
 
 // start makes the task's chat and hands the task to the runner. A provider
@@ -81,11 +85,15 @@ func (s *Service) startWithID(ctx context.Context, id string, parent conversatio
 		ID: id, Kind: sp.kind, Title: strings.TrimSpace(sp.title), Text: sp.text,
 		ParentConversationID: parent.ID, GroupID: sp.group, Part: sp.part, Parts: sp.parts,
 		Provider: sp.engine.ID, Model: sp.model, Mode: sp.mode, Cwd: parent.Cwd, Wake: sp.wake,
+		Check: sp.check, CheckRetries: sp.checkRetries,
 	}
 	if t.Title == "" {
 		t.Title = task.TitleFrom(sp.text)
 	}
 	if err := taskrun.CheckText(t.Text, t.Title); err != nil {
+		return task.Task{}, err
+	}
+	if err := checkFits(t.Check, t.Mode); err != nil {
 		return task.Task{}, err
 	}
 	if sp.engine.ID != sp.parentEngine {
@@ -109,6 +117,18 @@ func (s *Service) startWithID(ctx context.Context, id string, parent conversatio
 		t.Status, t.Error = task.Failed, sp.engine.Name()+" is not ready: "+sp.engine.Info.Reason
 	}
 	return s.cfg.Tasks.Insert(t)
+}
+
+// checkFits refuses a check a task could never run: too long, or in plan
+// mode, which runs no commands.
+func checkFits(check string, mode task.Mode) error {
+	if _, err := taskrun.CheckRetries(check, nil); err != nil {
+		return err
+	}
+	if check != "" && mode == task.Plan {
+		return fmt.Errorf("%w: a check runs a command, which plan mode refuses; leave the check out or use a wider mode", ErrInvalid)
+	}
+	return nil
 }
 
 // addWorktree gives t its own worktree of the repository holding dir; a
@@ -143,8 +163,9 @@ func (s *Service) Background(ctx context.Context, req taskrun.CreateRequest) (ta
 		return task.Task{}, err
 	}
 	o := req.Options
-	if o.Check != "" {
-		return task.Task{}, fmt.Errorf("%w: check commands are not supported yet", ErrInvalid)
+	retries, err := taskrun.CheckRetries(o.Check, o.CheckRetries)
+	if err != nil {
+		return task.Task{}, err
 	}
 	if o.Cwd != "" && filepath.Clean(o.Cwd) != parent.Cwd {
 		return task.Task{}, fmt.Errorf("%w: a chat's task works in the chat's folder (%s)", ErrInvalid, parent.Cwd)
@@ -158,6 +179,7 @@ func (s *Service) Background(ctx context.Context, req taskrun.CreateRequest) (ta
 		return task.Task{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	sp.kind, sp.title, sp.text, sp.mode, sp.wake = task.Background, req.Title, req.Text, mode, task.WakeNone
+	sp.check, sp.checkRetries = strings.TrimSpace(o.Check), retries
 	return s.start(ctx, parent, sp)
 }
 

@@ -52,7 +52,8 @@ func (s *Service) backgroundTool(chatID string) tool.Tool {
 		Schema: tool.ObjectSchema([]string{"text"}, `"text":{"type":"string","description":"What the task should do, written as instructions to another assistant."},`+
 			`"title":{"type":"string","description":"A short title for its card."},`+
 			`"provider":{"type":"string","description":"Another connected provider's id or name, to hand the task to it."},`+
-			`"model":{"type":"string","description":"fast, same, or one of that provider's model ids."}`),
+			`"model":{"type":"string","description":"fast, same, or one of that provider's model ids."},`+
+			`"check":{"type":"string","description":"A command that proves the work is done (e.g. go test ./...): run in the task's folder after it reports; the task is done only when it passes, and gets one more turn to fix a failure."}`),
 		Effect: tool.None,
 		Title: func(args json.RawMessage) string {
 			var a struct {
@@ -67,6 +68,7 @@ func (s *Service) backgroundTool(chatID string) tool.Tool {
 				Title    string `json:"title"`
 				Provider string `json:"provider"`
 				Model    string `json:"model"`
+				Check    string `json:"check"`
 			}
 			if err := tool.Decode(BackgroundTool, args, &a, "text"); err != nil {
 				return "", err
@@ -78,6 +80,9 @@ func (s *Service) backgroundTool(chatID string) tool.Tool {
 			if err := taskrun.CheckText(a.Text, a.Title); err != nil {
 				return "", fmt.Errorf("%s: %s", BackgroundTool, errcode.Sentence(err))
 			}
+			if err := checkFits(strings.TrimSpace(a.Check), parent.Mode); err != nil {
+				return "", fmt.Errorf("%s: %s", BackgroundTool, errcode.Sentence(err))
+			}
 			if why, err := s.overBudget(); err != nil || why != "" {
 				return "", refusal(why, err)
 			}
@@ -86,6 +91,9 @@ func (s *Service) backgroundTool(chatID string) tool.Tool {
 				return "", fmt.Errorf("%s: %v", BackgroundTool, err)
 			}
 			sp.kind, sp.title, sp.text, sp.mode, sp.wake = task.Background, a.Title, a.Text, parent.Mode, task.WakePending
+			if sp.check = strings.TrimSpace(a.Check); sp.check != "" {
+				sp.checkRetries = 1
+			}
 			t, err := s.start(ctx, parent, sp)
 			if err != nil {
 				return "", err
@@ -105,6 +113,7 @@ type part struct {
 	Model        string `json:"model,omitempty"`
 	Worktree     bool   `json:"worktree,omitempty"`
 	Provider     string `json:"provider,omitempty"`
+	Check        string `json:"check,omitempty"`
 }
 
 func (s *Service) delegateTool(chatID string) tool.Tool {
@@ -120,7 +129,8 @@ func (s *Service) delegateTool(chatID string) tool.Tool {
 			`"instructions":{"type":"string","description":"Everything the helper needs to know: it sees nothing of this chat."},`+
 			`"model":{"type":"string","description":"fast (default), same, or one of the provider's model ids."},`+
 			`"worktree":{"type":"boolean","description":"Give the helper its own git worktree and branch."},`+
-			`"provider":{"type":"string","description":"Another connected provider's id or name."}},`+
+			`"provider":{"type":"string","description":"Another connected provider's id or name."},`+
+			`"check":{"type":"string","description":"A command that proves the part is done (e.g. npm test), run in its folder (its worktree) after it reports."}},`+
 			`"required":["title","instructions"],"additionalProperties":false}}`),
 		Effect: tool.None,
 		Title: func(args json.RawMessage) string {
@@ -170,6 +180,13 @@ func (s *Service) delegate(ctx context.Context, chatID string, args json.RawMess
 			kind: task.Helper, title: p.Title, text: p.Instructions, engine: e, model: m,
 			mode: parent.Mode, wake: task.WakeNone, part: i + 1, parts: len(parts),
 			worktree: p.Worktree, parentEngine: parent.Provider,
+			check: strings.TrimSpace(p.Check),
+		}
+		if specs[i].check != "" {
+			specs[i].checkRetries = 1
+		}
+		if err := checkFits(specs[i].check, parent.Mode); err != nil {
+			return "", fmt.Errorf("%s: part %d (%s): %s Nothing was started", DelegateTool, i+1, p.Title, errcode.Sentence(err))
 		}
 	}
 	if why := s.fanOutTooDear(parent, specs); why != "" {

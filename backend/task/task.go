@@ -159,6 +159,19 @@ type Worktree struct {
 	Base   string       `json:"base"`
 	Kept   bool         `json:"kept"`
 	Work   WorktreeWork `json:"work"`
+	// Overlap names the files this helper changed that other helpers of
+	// its group changed too, set when the group has settled, so the card
+	// says so before the person merges.
+	Overlap []Overlap `json:"overlap,omitempty"`
+}
+
+// Overlap is one file two or more helpers of a group changed in their
+// worktrees (committed on their branches, or not yet).
+type Overlap struct {
+	// File is a slash path from the repository's top.
+	File string `json:"file"`
+	// With are the other helpers' task ids, in part order.
+	With []string `json:"with"`
 }
 
 // Paused is set while a task waits out a provider limit.
@@ -230,25 +243,29 @@ type Task struct {
 	ParentConversationID string `json:"parentConversationId"`
 	GroupID              string `json:"groupId"`
 	// Part and Parts place a helper in its group ("helper 2 of 3").
-	Part     int           `json:"part,omitempty"`
-	Parts    int           `json:"parts,omitempty"`
-	Provider string        `json:"provider"`
-	Model    string        `json:"model"`
-	By       string        `json:"by"`
-	Mode     Mode          `json:"mode"`
-	Cwd      string        `json:"cwd"`
-	Check    string        `json:"check"`
-	Current  string        `json:"current"`
-	Steps    []string      `json:"steps"`
-	Summary  string        `json:"summary"`
-	Error    string        `json:"error"`
-	Note     string        `json:"note"`
-	Result   *Result       `json:"result"`
-	Ask      *ask.Question `json:"ask"`
-	Worktree *Worktree     `json:"worktree"`
-	Wake     Wake          `json:"wake"`
-	Notified bool          `json:"notified"`
-	Paused   *Paused       `json:"paused"`
+	Part     int    `json:"part,omitempty"`
+	Parts    int    `json:"parts,omitempty"`
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	By       string `json:"by"`
+	Mode     Mode   `json:"mode"`
+	Cwd      string `json:"cwd"`
+	// Check is a command that must pass, in the task's folder, before the
+	// task is done; CheckRetries is how many more turns its model gets to
+	// make a failing check pass.
+	Check        string        `json:"check"`
+	CheckRetries int           `json:"checkRetries,omitempty"`
+	Current      string        `json:"current"`
+	Steps        []string      `json:"steps"`
+	Summary      string        `json:"summary"`
+	Error        string        `json:"error"`
+	Note         string        `json:"note"`
+	Result       *Result       `json:"result"`
+	Ask          *ask.Question `json:"ask"`
+	Worktree     *Worktree     `json:"worktree"`
+	Wake         Wake          `json:"wake"`
+	Notified     bool          `json:"notified"`
+	Paused       *Paused       `json:"paused"`
 	// Resume is set while a run carries on from where the last one
 	// stopped (and stays, saying so, once it ran); Retry clears it.
 	Resume      *Resume `json:"resume"`
@@ -378,6 +395,12 @@ func (t Task) Clone() Task {
 	}
 	if t.Worktree != nil {
 		w := *t.Worktree
+		if w.Overlap != nil {
+			w.Overlap = make([]Overlap, len(t.Worktree.Overlap))
+			for i, o := range t.Worktree.Overlap {
+				w.Overlap[i] = Overlap{File: o.File, With: append([]string(nil), o.With...)}
+			}
+		}
 		c.Worktree = &w
 	}
 	if t.Paused != nil {

@@ -217,7 +217,12 @@ type Options struct {
 	Model    string `json:"model,omitempty"`
 	Mode     string `json:"mode,omitempty"`
 	Cwd      string `json:"cwd,omitempty"`
-	Check    string `json:"check,omitempty"`
+	// Check is a command run in the task's folder once it has done its
+	// work: the task is done only when it exits 0 (SPEC §4.2).
+	Check string `json:"check,omitempty"`
+	// CheckRetries is how many more turns a chat task's model gets to
+	// make a failing check pass (default 1, at most MaxCheckRetries).
+	CheckRetries *int `json:"checkRetries,omitempty"`
 }
 
 // CreateRequest is what it takes to start a background task.
@@ -315,6 +320,51 @@ func Check(t task.Task) error {
 	if fi, err := os.Stat(t.Cwd); err != nil || !fi.IsDir() {
 		return fmt.Errorf("%w: folder %s does not exist", ErrInvalid, t.Cwd)
 	}
+	if t.Check != "" {
+		if err := checkCommand(t.Check); err != nil {
+			return err
+		}
+		if t.Mode == task.Plan {
+			return fmt.Errorf("%w: a check runs a command, which plan mode refuses; pick ask, edits or auto, or leave the check out", ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// MaxCheck bounds a check command; MaxCheckRetries the extra turns.
+const (
+	MaxCheck        = 4 << 10
+	MaxCheckRetries = 5
+)
+
+// CheckRetries validates a check command and its retries as a request
+// gives them, and returns the retries to keep (1 when none are given).
+func CheckRetries(check string, retries *int) (int, error) {
+	if strings.TrimSpace(check) == "" {
+		if retries != nil {
+			return 0, fmt.Errorf("%w: checkRetries needs a check command", ErrInvalid)
+		}
+		return 0, nil
+	}
+	if err := checkCommand(check); err != nil {
+		return 0, err
+	}
+	if retries == nil {
+		return 1, nil
+	}
+	if *retries < 0 || *retries > MaxCheckRetries {
+		return 0, fmt.Errorf("%w: checkRetries must be 0 to %d", ErrInvalid, MaxCheckRetries)
+	}
+	return *retries, nil
+}
+
+func checkCommand(check string) error {
+	switch {
+	case len(check) > MaxCheck:
+		return fmt.Errorf("%w: the check command is longer than %d KiB", ErrInvalid, MaxCheck>>10)
+	case strings.ContainsRune(check, 0):
+		return fmt.Errorf("%w: the check command holds a NUL byte", ErrInvalid)
+	}
 	return nil
 }
 
@@ -353,8 +403,9 @@ func (r *Runner) newTask(req CreateRequest) (task.Task, error) {
 	if o.Mode == "" {
 		mode = task.Ask
 	}
-	if o.Check != "" {
-		return task.Task{}, fmt.Errorf("%w: check commands are not supported yet", ErrInvalid)
+	retries, err := CheckRetries(o.Check, o.CheckRetries)
+	if err != nil {
+		return task.Task{}, err
 	}
 	cwd := o.Cwd
 	if cwd == "" {
@@ -378,6 +429,8 @@ func (r *Runner) newTask(req CreateRequest) (task.Task, error) {
 		Model:                o.Model,
 		Mode:                 mode,
 		Cwd:                  cwd,
+		Check:                strings.TrimSpace(o.Check),
+		CheckRetries:         retries,
 		Steps:                []string{},
 		Wake:                 task.WakeNone,
 		CreatedAt:            r.cfg.Now().UTC(),

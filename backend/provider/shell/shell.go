@@ -128,6 +128,25 @@ func (s *Shell) Execute(ctx context.Context, run *taskrun.Run) (taskrun.Outcome,
 		return out, fmt.Errorf("exited with code %d", code)
 	}
 	out.Result = &task.Result{Text: summary, Source: task.SourceExit, At: time.Now().UTC()}
+	if t.Check == "" {
+		return out, nil
+	}
+	// The command ran; its check says whether it did what it should. It
+	// asks first where the command did.
+	res, err := taskrun.RunCheck(ctx, run, t.Cwd, t.Check, t.Mode == task.Ask || t.Mode == task.Edits)
+	if err != nil {
+		out.Result = nil
+		return out, err
+	}
+	if !res.Passed {
+		out.Result = nil
+		tail := strings.TrimSpace(res.Tail)
+		if tail == "" {
+			return out, fmt.Errorf("The check `%s` %s, with no output.", t.Check, res.Words())
+		}
+		return out, fmt.Errorf("The check `%s` %s. Its output ends:\n\n%s", t.Check, res.Words(), tail)
+	}
+	out.Result.Source = task.SourceCheck
 	return out, nil
 }
 

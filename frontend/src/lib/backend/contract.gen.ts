@@ -275,7 +275,13 @@ export interface Task {
   by: string;
   mode: Mode;
   cwd: string;
+  /**
+   * Check is a command that must pass, in the task's folder, before the
+   * task is done; CheckRetries is how many more turns its model gets to
+   * make a failing check pass.
+   */
   check: string;
+  checkRetries?: number;
   current: string;
   steps: string[] | null;
   summary: string;
@@ -401,7 +407,16 @@ export interface TaskOptions {
   model?: string;
   mode?: string;
   cwd?: string;
+  /**
+   * Check is a command run in the task's folder once it has done its
+   * work: the task is done only when it exits 0 (SPEC §4.2).
+   */
   check?: string;
+  /**
+   * CheckRetries is how many more turns a chat task's model gets to
+   * make a failing check pass (default 1, at most MaxCheckRetries).
+   */
+  checkRetries?: number;
 }
 
 /** Approval is one pending question, as the approval inbox lists it. */

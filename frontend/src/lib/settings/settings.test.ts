@@ -20,12 +20,12 @@ describe('parseLimit', () => {
 });
 
 describe('withLimit / withTopic', () => {
-  const p: Preferences = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 0 }, prices: {}, limitFallback: '' };
+  const p: Preferences = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 0 }, prices: {}, limitFallback: '', retentionDays: 90 };
 
   it('changes one field and leaves the original alone', () => {
-    expect(withLimit(p, 'helper', 8)).toEqual({ limits: { background: 3, helper: 8 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 0 }, prices: {}, limitFallback: '' });
-    expect(withTopic(p, 'tasks', false)).toEqual({ limits: { background: 3, helper: 4 }, notifications: { tasks: false, approvals: true }, budget: { monthly: 0 }, prices: {}, limitFallback: '' });
-    expect(p).toEqual({ limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 0 }, prices: {}, limitFallback: '' });
+    expect(withLimit(p, 'helper', 8)).toEqual({ limits: { background: 3, helper: 8 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 0 }, prices: {}, limitFallback: '', retentionDays: 90 });
+    expect(withTopic(p, 'tasks', false)).toEqual({ limits: { background: 3, helper: 4 }, notifications: { tasks: false, approvals: true }, budget: { monthly: 0 }, prices: {}, limitFallback: '', retentionDays: 90 });
+    expect(p).toEqual({ limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 0 }, prices: {}, limitFallback: '', retentionDays: 90 });
   });
 });
 
@@ -41,7 +41,7 @@ describe('monthly budget', () => {
     expect(parseBudget('2000000')).toHaveProperty('error');
   });
   it('changes only the budget', () => {
-    const p = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: false }, budget: { monthly: 0 }, prices: { x: { input: 1, output: 2 } }, limitFallback: 'codex' };
+    const p = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: false }, budget: { monthly: 0 }, prices: { x: { input: 1, output: 2 } }, limitFallback: 'codex', retentionDays: 90 };
     const next = withBudget(p, 20);
     expect(next.budget?.monthly).toBe(20);
     expect(next.limits).toEqual(p.limits);
@@ -69,7 +69,7 @@ describe('monthly budget', () => {
     expect(fallbackChoices([{ id: 'gone', name: 'Gone', ready: true, canAsk: true }], 'gone')).toHaveLength(2);
   });
   it('changes only the limit fallback', () => {
-    const p: Preferences = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 5 }, prices: {}, limitFallback: '' };
+    const p: Preferences = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 5 }, prices: {}, limitFallback: '', retentionDays: 90 };
     const next = withLimitFallback(p, 'anthropic');
     expect(next).toEqual({ ...p, limitFallback: 'anthropic' });
     expect(p.limitFallback).toBe('');
