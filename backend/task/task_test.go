@@ -94,7 +94,7 @@ func TestJSONIsCamelCaseAndRoundTrips(t *testing.T) {
 		Mode: Ask, Cwd: "/tmp", Current: "Running x", Steps: []string{"Started x"},
 		Summary: "s", Error: "e", Note: "n", Result: &Result{Text: "r", Source: SourceExit, At: now},
 		Ask:      &ask.Question{ID: "q", Tool: "run_command", Detail: "d", AskedAt: now, ExpiresAt: now.Add(time.Hour)},
-		Worktree: &Worktree{Path: "/w", Branch: "conch/id", Base: "abc", Kept: true, Work: WorktreeWork{Changed: 1}},
+		Worktree: &Worktree{Path: "/w", Branch: "conch/id", Base: "abc", Kept: true, Work: WorktreeWork{Changed: 1}, Overlap: []Overlap{{File: "src/app.ts", With: []string{"id2"}}}},
 		Wake:     WakePending, Notified: true, Paused: &Paused{Kind: "usage", Until: now},
 		OutputBytes: 9, ExitCode: &code, CreatedAt: now, StartedAt: &now, EndedAt: &now, Rev: 3,
 	}
@@ -129,11 +129,14 @@ func TestJSONIsCamelCaseAndRoundTrips(t *testing.T) {
 }
 
 func TestCloneIsDeep(t *testing.T) {
-	tk := Task{Steps: []string{"a"}, Ask: &ask.Question{ID: "q"}}
+	tk := Task{Steps: []string{"a"}, Ask: &ask.Question{ID: "q"},
+		Worktree: &Worktree{Overlap: []Overlap{{File: "f", With: []string{"x"}}}}}
 	c := tk.Clone()
 	c.Steps[0] = "b"
 	c.Ask.ID = "z"
-	if tk.Steps[0] != "a" || tk.Ask.ID != "q" {
+	c.Worktree.Overlap[0].File = "g"
+	c.Worktree.Overlap[0].With[0] = "y"
+	if tk.Steps[0] != "a" || tk.Ask.ID != "q" || tk.Worktree.Overlap[0].File != "f" || tk.Worktree.Overlap[0].With[0] != "x" {
 		t.Fatal("clone shares memory")
 	}
 }

@@ -325,6 +325,12 @@ export interface Worktree {
   base: string;
   kept: boolean;
   work: WorktreeWork;
+  /**
+   * Overlap names the files this helper changed that other helpers of
+   * its group changed too, set when the group has settled, so the card
+   * says so before the person merges.
+   */
+  overlap?: Overlap[];
 }
 
 /** WorktreeWork is what a helper's worktree holds that its base lacks. */
@@ -334,6 +340,17 @@ export interface WorktreeWork {
   ahead: number;
   behind: number;
   operation?: string;
+}
+
+/**
+ * Overlap is one file two or more helpers of a group changed in their
+ * worktrees (committed on their branches, or not yet).
+ */
+export interface Overlap {
+  /** File is a slash path from the repository's top. */
+  file: string;
+  /** With are the other helpers' task ids, in part order. */
+  with: string[] | null;
 }
 
 /** Paused is set while a task waits out a provider limit. */
