@@ -215,7 +215,8 @@ func (s *Service) delegate(ctx context.Context, chatID string, args json.RawMess
 			return "", context.Cause(ctx)
 		}
 	}
-	return merge(ends), nil
+	ends = s.markOverlaps(ctx, ends)
+	return merge(ends) + overlapNote(ends), nil
 }
 
 // parseParts checks delegate's arguments at the edge: 1 to MaxParts parts,
