@@ -1,0 +1,312 @@
+package backup
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"conch/backend/errcode"
+	"conch/backend/store"
+)
+
+// Env is what the commands take from the conch binary: how it picks the
+// home, and the files in which a running Conch says where its gateway
+// serves and with which sign-in token.
+type Env struct {
+	// Home picks the home folder from --home (else $CONCH_HOME, else
+	// ~/.conch).
+	Home func(flag string) (string, error)
+	// URLFile and TokenFile are those files' names inside the home.
+	URLFile, TokenFile string
+}
+
+// BackupUsage and RestoreUsage are the commands' lines in conch's usage.
+const (
+	BackupUsage = `  conch backup FILE [--with-output] [--home DIR]
+                                           save a live backup of the store (a .db), with --with-output a .tar that
+                                           holds the tasks' and chats' output logs too; works while Conch runs`
+	RestoreUsage = `  conch restore FILE [--home DIR] [--replace]
+                                           bring a backup back into a home no Conch runs on; running tasks come back
+                                           interrupted (resumable); --replace replaces a store the home has, kept beside it`
+)
+
+// BackupCommand is `conch backup FILE [--with-output] [--home DIR]`.
+//
+// bbolt's lock is all or nothing across processes: a running Conch holds
+// the store exclusively, and even a read-only open needs a shared lock it
+// cannot get. So when no Conch runs the command reads the store itself
+// (read-only: the file is not changed, and a Conch starting meanwhile
+// waits); when one does, it asks that Conch for the snapshot over its
+// gateway (GET /api/backup with the home's sign-in token), the way `conch
+// doctor` asks it for its report. Either way the file is checked before it
+// is put in place, atomically (a temporary file renamed), readable only by
+// the person (it holds their chats, and provider keys when the OS has no
+// keyring). FILE "-" writes to stdout.
+func BackupCommand(args []string, stdout, stderr io.Writer, env Env) int {
+	fl := flag.NewFlagSet("backup", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	homeFlag := fl.String("home", "", "home folder (default $CONCH_HOME or ~/.conch)")
+	withOutput := fl.Bool("with-output", false, "save a tar that holds the output logs too")
+	fl.Usage = func() { fmt.Fprintln(stderr, "Usage:\n"+BackupUsage); fl.PrintDefaults() }
+	pos, err := parseFlags(fl, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 {
+		fl.Usage()
+		return 2
+	}
+	file := pos[0]
+	fail := func(err error) int { fmt.Fprintln(stderr, "conch: backup:", err); return 1 }
+	if ext := strings.ToLower(filepath.Ext(file)); ext == ".tar" && !*withOutput {
+		return fail(fmt.Errorf("%s ends in .tar: add --with-output for a tar with the logs, or name it .db", file))
+	} else if ext == ".db" && *withOutput {
+		return fail(fmt.Errorf("%s ends in .db, but --with-output saves a tar: name it .tar", file))
+	}
+	home, err := env.Home(*homeFlag)
+	if err != nil {
+		return fail(err)
+	}
+	dbPath := filepath.Join(home, DBName)
+	if _, err := os.Stat(dbPath); err != nil {
+		return fail(fmt.Errorf("there is no Conch home at %s (no %s): %w", home, DBName, err))
+	}
+
+	var from string // the running Conch asked, if one was
+	take := func(w io.Writer) error {
+		st, err := store.OpenReadOnly(dbPath)
+		if err == nil {
+			defer st.Close()
+			_, err = Source{Store: st, Home: home}.Write(w, *withOutput, nil)
+			return err
+		}
+		if !errors.Is(err, store.ErrInUse) {
+			return err
+		}
+		from, err = askRunning(home, env, *withOutput, w)
+		if err != nil {
+			return fmt.Errorf("%v, and it did not hand over a backup (%w); take one in its Settings → Backup, or stop it and run this again", inUseText(dbPath), err)
+		}
+		return nil
+	}
+	var contents Contents
+	if file == "-" {
+		if err := take(stdout); err != nil {
+			return fail(err)
+		}
+	} else {
+		if err := writeAtomic(file, take, func(tmp string) (err error) {
+			contents, err = Check(tmp)
+			return err
+		}); err != nil {
+			return fail(err)
+		}
+	}
+	if file == "-" {
+		return 0
+	}
+	fi, _ := os.Stat(file)
+	var size int64
+	if fi != nil {
+		size = fi.Size()
+	}
+	if from != "" {
+		fmt.Fprintf(stdout, "Asked the running Conch at %s.\n", from)
+	}
+	what := fmt.Sprintf("%s, %s", count(contents.Tasks, "task"), count(contents.Conversations, "chat"))
+	if *withOutput {
+		what += ", " + count(contents.Logs, "output log")
+	}
+	fmt.Fprintf(stdout, "Backed up %s to %s: %s (%s).\nRestore it with: conch restore %s --home DIR\n", home, file, what, humanBytes(size), file)
+	return 0
+}
+
+// inUseText says which process holds the store at dbPath.
+func inUseText(dbPath string) string {
+	if pid, ok := store.Holder(dbPath); ok {
+		return fmt.Sprintf("%s is in use by a running Conch (process %d)", filepath.Dir(dbPath), pid)
+	}
+	return filepath.Dir(dbPath) + " is in use by a running Conch"
+}
+
+// askRunning streams a backup from the Conch serving from home into w and
+// returns the address it answered at.
+func askRunning(home string, env Env, withOutput bool, w io.Writer) (string, error) {
+	b, err := os.ReadFile(filepath.Join(home, env.URLFile))
+	if err != nil {
+		return "", fmt.Errorf("it says nowhere where it serves: %w", err)
+	}
+	base := strings.TrimSpace(string(b))
+	token, err := os.ReadFile(filepath.Join(home, env.TokenFile))
+	if err != nil {
+		return "", fmt.Errorf("read its sign-in token: %w", err)
+	}
+	u := base + "/api/backup"
+	if withOutput {
+		u += "?output=1"
+	}
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+	// No overall timeout: a tar of many logs takes its time. A Conch that
+	// does not answer at all is given up on soon.
+	client := &http.Client{Transport: &http.Transport{
+		DialContext:           (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		ResponseHeaderTimeout: 30 * time.Second,
+	}}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		var body errcode.Body
+		if json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&body) == nil && body.Error.Message != "" {
+			return "", fmt.Errorf("it answered %d: %s", resp.StatusCode, body.Error.Message)
+		}
+		return "", fmt.Errorf("it answered %s", resp.Status)
+	}
+	if _, err := io.Copy(w, resp.Body); err != nil {
+		return "", fmt.Errorf("the backup broke off: %w", err)
+	}
+	return base, nil
+}
+
+// writeAtomic fills a temporary file beside file, checks it, and renames it
+// into place; on any failure file is as it was and no temporary is left.
+func writeAtomic(file string, fill func(io.Writer) error, check func(tmp string) error) error {
+	if fi, err := os.Stat(file); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a folder; name the file to write", file)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".conch-backup-*")
+	if err != nil {
+		return err
+	}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := fill(tmp); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := check(tmp.Name()); err != nil {
+		return fmt.Errorf("the backup does not read back: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), file); err != nil {
+		return err
+	}
+	done = true
+	syncDir(filepath.Dir(file))
+	return nil
+}
+
+// RestoreCommand is `conch restore FILE [--home DIR] [--replace]`.
+func RestoreCommand(args []string, stdout, stderr io.Writer, env Env) int {
+	fl := flag.NewFlagSet("restore", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	homeFlag := fl.String("home", "", "home folder (default $CONCH_HOME or ~/.conch)")
+	replace := fl.Bool("replace", false, "replace the store the home has (it is kept beside it)")
+	fl.Usage = func() { fmt.Fprintln(stderr, "Usage:\n"+RestoreUsage); fl.PrintDefaults() }
+	pos, err := parseFlags(fl, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 {
+		fl.Usage()
+		return 2
+	}
+	file := pos[0]
+	home, err := env.Home(*homeFlag)
+	if err != nil {
+		fmt.Fprintln(stderr, "conch: restore:", err)
+		return 1
+	}
+	res, err := Restore(file, home, RestoreOptions{Replace: *replace})
+	if err != nil {
+		fmt.Fprintln(stderr, "conch:", err)
+		if errors.Is(err, store.ErrInUse) {
+			fmt.Fprintln(stderr, "conch: a restore needs the home to itself: quit that Conch, then run this again.")
+		}
+		return 1
+	}
+	what := fmt.Sprintf("%s, %s", count(res.Tasks, "task"), count(res.Conversations, "chat"))
+	if res.Logs > 0 {
+		what += ", " + count(res.Logs, "output log")
+	}
+	fmt.Fprintf(stdout, "Restored %s into %s: %s.\n", file, home, what)
+	if res.Interrupted > 0 {
+		fmt.Fprintf(stdout, "%s running when the backup was taken; now interrupted: Resume or Try again carries on from the tasks page.\n",
+			strings.Replace(count(res.Interrupted, "task"), " task", " task was", 1))
+	}
+	if res.Queued > 0 {
+		fmt.Fprintf(stdout, "%s waiting in line; it starts when Conch does.\n", count(res.Queued, "task"))
+	}
+	if res.Kept != "" {
+		fmt.Fprintf(stdout, "The store it replaced is kept as %s.\n", res.Kept)
+	}
+	return 0
+}
+
+// parseFlags parses flags wherever they are among the arguments (`conch
+// backup FILE --with-output` as well as `--with-output FILE`) and returns
+// the others; everything after "--" is an argument.
+func parseFlags(fl *flag.FlagSet, args []string) ([]string, error) {
+	var rest []string
+	for i, a := range args {
+		if a == "--" {
+			rest = append([]string(nil), args[i+1:]...)
+			args = args[:i]
+			break
+		}
+	}
+	var pos []string
+	for {
+		if err := fl.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fl.Args()
+		if len(args) == 0 {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.0f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,144 @@
+package backup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"conch/backend/pref"
+	"conch/backend/task"
+	"conch/backend/taskrun"
+)
+
+// PruneEvery is how often a Pruner looks for tasks past their retention
+// after the look it takes at start.
+const PruneEvery = 24 * time.Hour
+
+// Tasks is the part of the runner a Pruner uses (*taskrun.Runner): the
+// runner owns the records, so a pruned task goes the way a deleted one does
+// (store, log, task.deleted event), and one that runs again meanwhile is
+// refused rather than pulled from under its run.
+type Tasks interface {
+	List() ([]task.Task, taskrun.Concurrent)
+	Delete(id string) error
+}
+
+// PruneConfig wires a Pruner.
+type PruneConfig struct {
+	Tasks       Tasks
+	Preferences func() pref.Preferences // RetentionDays is read at every look
+	Every       time.Duration           // 0: PruneEvery
+	Now         func() time.Time        // nil: time.Now
+	Log         *slog.Logger            // nil: discarded
+}
+
+// Pruner deletes finished tasks (done, failed, stopped, interrupted) whose
+// end is more than the preferences' RetentionDays ago, with their output
+// logs; their chats stay. A helper whose worktree was kept (it holds work)
+// is never pruned: its record is how the person finds the branch and says
+// what becomes of it. RetentionDays 0 keeps everything. Start it once; Stop
+// is safe twice and before Start.
+type Pruner struct {
+	cfg PruneConfig
+
+	mu      sync.Mutex
+	started bool
+	stopped bool
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// NewPruner returns a Pruner; Start begins its looks.
+func NewPruner(cfg PruneConfig) *Pruner {
+	if cfg.Every <= 0 {
+		cfg.Every = PruneEvery
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Pruner{cfg: cfg}
+}
+
+// Start prunes at once, then every cfg.Every, until Stop or ctx ends. The
+// looks run in a goroutine of the Pruner's, so Start does not wait.
+func (p *Pruner) Start(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.started || p.stopped {
+		return errors.New("start pruner: already started or stopped")
+	}
+	p.started = true
+	ctx, p.cancel = context.WithCancel(ctx)
+	p.done = make(chan struct{})
+	go func() {
+		defer close(p.done)
+		tick := time.NewTicker(p.cfg.Every)
+		defer tick.Stop()
+		for {
+			if _, err := p.Prune(); err != nil {
+				p.cfg.Log.Warn("prune finished tasks", "err", err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return nil
+}
+
+// Stop ends the looks and waits for one in progress.
+func (p *Pruner) Stop() {
+	p.mu.Lock()
+	p.stopped = true
+	cancel, done := p.cancel, p.done
+	p.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+}
+
+// Prune deletes every task past its retention now and returns their ids.
+// A task that changed meanwhile (retried, deleted) is left to its new
+// life; other failures are joined in the error, and the rest go on.
+func (p *Pruner) Prune() ([]string, error) {
+	days := p.cfg.Preferences().RetentionDays
+	if days <= 0 {
+		return nil, nil
+	}
+	cutoff := p.cfg.Now().Add(-time.Duration(days) * 24 * time.Hour)
+	tasks, _ := p.cfg.Tasks.List()
+	var pruned []string
+	var errs []error
+	for _, t := range tasks {
+		if !Expired(t, cutoff) {
+			continue
+		}
+		err := p.cfg.Tasks.Delete(t.ID)
+		switch {
+		case err == nil:
+			pruned = append(pruned, t.ID)
+		case errors.Is(err, taskrun.ErrConflict), errors.Is(err, taskrun.ErrNotFound):
+		default:
+			errs = append(errs, fmt.Errorf("prune task %s: %w", t.ID, err))
+		}
+	}
+	return pruned, errors.Join(errs...)
+}
+
+// Expired reports whether t is a finished task that ended before cutoff
+// and may be pruned (not a helper with a kept worktree).
+func Expired(t task.Task, cutoff time.Time) bool {
+	if !t.Status.Finished() || t.EndedAt == nil || !t.EndedAt.Before(cutoff) {
+		return false
+	}
+	return t.Worktree == nil || !t.Worktree.Kept
+}
