@@ -12,6 +12,7 @@ import (
 	"context"
 	"sync"
 
+	"conch/backend/backup"
 	"conch/backend/chat"
 	"conch/backend/conversation"
 	"conch/backend/doctor"
@@ -53,6 +54,7 @@ type API interface {
 	GetProvider(id string) (registry.Listing, error)
 	PutProvider(id string, cfg registry.PutRequest) (registry.Listing, error)
 	DeleteProvider(id string) error
+	SaveBackup(withOutput bool) (BackupSaved, error)
 }
 
 var _ API = (*Service)(nil)
@@ -83,6 +85,11 @@ type Config struct {
 	Prefs     Prefs
 	// Health gathers what the doctor checks besides the tasks.
 	Health Health
+	// Backup is the home backups are taken of (GET /api/backup,
+	// SaveBackup); BackupDir is where SaveBackup puts them ("": the
+	// person's Downloads folder).
+	Backup    *backup.Source
+	BackupDir string
 }
 
 // Service holds every operation the surfaces offer. Its exported methods

@@ -83,6 +83,7 @@ var records = []struct {
 	{service.OutputChunk{}, "OutputChunk"},
 	{service.ConversationList{}, "ConversationList"},
 	{service.ProviderList{}, "ProviderList"},
+	{service.BackupSaved{}, "BackupSaved"},
 	{doctor.Report{}, "DoctorReport"},
 	{doctor.Check{}, "DoctorCheck"},
 	{pref.Preferences{}, "Preferences"},

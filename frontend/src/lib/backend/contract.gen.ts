@@ -469,6 +469,16 @@ export interface ProviderList {
   providers: Provider[];
 }
 
+/** BackupSaved says where SaveBackup put a backup. */
+export interface BackupSaved {
+  /** Path is the file on this computer; Name its base name. */
+  path: string;
+  name: string;
+  bytes: number;
+  /** Tar is true when it holds the output logs too. */
+  tar: boolean;
+}
+
 /** Report is every check, in a fixed order. */
 export interface DoctorReport {
   checks: DoctorCheck[];
@@ -784,6 +794,7 @@ export interface Bindings {
   RemoveWorktree(id: string, confirm: boolean): Promise<Task>;
   ResumeTask(id: string): Promise<Task>;
   RetryTask(id: string): Promise<Task>;
+  SaveBackup(withOutput: boolean): Promise<BackupSaved>;
   SendMessage(id: string, text: string): Promise<Message>;
   SetPreferences(p: Preferences): Promise<Preferences>;
   StopConversation(id: string): Promise<Conversation>;
