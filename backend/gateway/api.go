@@ -26,6 +26,7 @@ func (g *Gateway) routes() {
 	g.mux.HandleFunc("/api/preferences", g.preferences)
 	g.mux.HandleFunc("/api/doctor", g.doctor)
 	g.mux.HandleFunc("/api/approvals", g.approvals)
+	g.mux.HandleFunc("/api/backup", g.backup)
 	g.mux.HandleFunc("/api/tasks/", g.taskByID)
 	g.mux.HandleFunc("/api/conversations", g.conversations)
 	g.mux.HandleFunc("/api/conversations/", g.conversationByID)

@@ -95,6 +95,9 @@ func New(cfg Config, addr string) (*Gateway, error) {
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v) // a handler cut its answer off on purpose (a backup that broke off)
+			}
 			g.cfg.Log.Error("gateway panic", "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
 			writeError(w, errcode.Internal, "Something went wrong inside Conch.")
 		}
