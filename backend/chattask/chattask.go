@@ -59,7 +59,7 @@ func (x *Executor) Ready() (bool, string) { return true, "" }
 
 // Execute runs a task's chat: its worktree's setup first, then one turn on
 // the task's text until it reports or the turn ends.
-func (x *Executor) Execute(ctx context.Context, run *taskrun.Run) (taskrun.Outcome, error) {
+func (x *Executor) Execute(ctx context.Context, run *taskrun.Run) (_ taskrun.Outcome, runErr error) {
 	t := run.Task
 	if t.Worktree != nil && t.Worktree.Path != "" {
 		tree, err := x.tree(ctx, run)
@@ -72,6 +72,11 @@ func (x *Executor) Execute(ctx context.Context, run *taskrun.Run) (taskrun.Outco
 			rec, serr := tree.Settle(sctx)
 			if serr != nil { // reported, never crashed on: the record says what is kept
 				run.Progress("", "Worktree: "+serr.Error())
+			}
+			// A helper that did not finish (failed, stopped, or Conch
+			// closing) has its work saved before anything could drop it.
+			if runErr != nil || ctx.Err() != nil {
+				rec = salvage(sctx, rec, run.Progress)
 			}
 			run.Amend(func(t *task.Task) { t.Worktree = &rec })
 		}()
@@ -293,6 +298,32 @@ func (x *Executor) CheckFallback(ctx context.Context, id string) error {
 	return nil
 }
 
+// salvage saves the work a kept worktree holds to its salvage ref and
+// records what it holds (SPEC §4.3); progress gets a step saying so.
+func salvage(ctx context.Context, rec task.Worktree, progress func(current, step string)) task.Worktree {
+	w := rec.Work
+	if !rec.Kept || w.Changed+w.Untracked+w.Ahead == 0 {
+		return rec
+	}
+	s, err := worktree.FromRecord(rec).Salvage(ctx)
+	if err != nil {
+		progress("", "Could not save its unfinished work: "+err.Error())
+		return rec
+	}
+	rec.Salvage = &s
+	if s.Ref != "" {
+		progress("", fmt.Sprintf("Saved its unfinished work (%s) to %s", plural(len(s.Files), "file", "files"), s.Ref))
+	}
+	return rec
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
 // SettleLeft looks again at the worktrees of helpers that ended without
 // settling them (a crash): one that holds work is kept and its work
 // counted, so it shows on the card and is never removed without the
@@ -309,11 +340,18 @@ func SettleLeft(tasks *taskrun.Runner) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 		rec, err := worktree.FromRecord(*w).Settle(ctx)
+		var steps []string
+		if err != nil {
+			steps = append(steps, "Worktree: "+err.Error())
+		}
+		if t.Status != task.Done {
+			rec = salvage(ctx, rec, func(_, step string) { steps = append(steps, step) })
+		}
 		cancel()
 		_, _ = tasks.Amend(t.ID, func(t *task.Task) {
 			t.Worktree = &rec
-			if err != nil {
-				t.AddStep("Worktree: " + err.Error())
+			for _, s := range steps {
+				t.AddStep(s)
 			}
 		})
 	}

@@ -118,6 +118,7 @@ func (g *Gateway) taskByID(w http.ResponseWriter, r *http.Request) {
 		"answer": {http.MethodPost, g.answer},
 		// Removing a kept worktree; with work in it only with confirm.
 		"remove-worktree": {http.MethodPost, g.removeWorktree},
+		"open-folder":     {http.MethodPost, g.openFolder},
 	}
 	if action == "" && r.Method == http.MethodDelete {
 		g.deleteTask(w, r, id)
@@ -180,6 +181,17 @@ func (g *Gateway) removeWorktree(w http.ResponseWriter, r *http.Request, id stri
 	}
 	t, err := g.api.RemoveWorktree(id, req.Confirm)
 	reply(w, http.StatusOK, t, err)
+}
+
+func (g *Gateway) openFolder(w http.ResponseWriter, r *http.Request, id string) {
+	if !emptyBody(w, r) {
+		return
+	}
+	if err := g.api.OpenFolder(id); err != nil {
+		writeErr(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func (g *Gateway) deleteTask(w http.ResponseWriter, r *http.Request, id string) {

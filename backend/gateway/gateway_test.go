@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -574,5 +575,42 @@ func TestPreferencesSetTheLimits(t *testing.T) {
 	resp, b = e.do(t, req{method: "GET", path: "/api/preferences"})
 	if err := json.Unmarshal(b, &p); err != nil || resp.StatusCode != 200 || p.Limits.Background != 1 || p.Limits.Helper != 4 {
 		t.Fatalf("refused patches changed preferences: %s", b)
+	}
+}
+
+// Open folder asks the system's opener (xdg-open on Linux) to show the
+// task's folder: here a script of that name on PATH records what it was
+// given. An unknown task is 404; a body is refused.
+func TestOpenFolderShowsTheTasksFolder(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the opener checked here is xdg-open")
+	}
+	bin := t.TempDir()
+	got := filepath.Join(bin, "opened")
+	script := "#!/bin/sh\nprintf '%s\\n' \"$@\" > " + got + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	e := setup(t)
+	tk := e.create(t, `{"text":"true","options":{"mode":"auto"}}`)
+	e.waitStatus(t, tk.ID, task.Done)
+	if resp, b := e.do(t, req{method: "POST", path: "/api/tasks/" + tk.ID + "/open-folder"}); resp.StatusCode != 204 {
+		t.Fatalf("open folder: %d %s", resp.StatusCode, b)
+	}
+	var opened []byte
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if opened, _ = os.ReadFile(got); len(opened) > 0 {
+			break
+		}
+	}
+	if strings.TrimSpace(string(opened)) != tk.Cwd {
+		t.Errorf("the opener got %q, want %q", opened, tk.Cwd)
+	}
+	if resp, _ := e.do(t, req{method: "POST", path: "/api/tasks/nope/open-folder"}); resp.StatusCode != 404 {
+		t.Errorf("unknown task: %d", resp.StatusCode)
+	}
+	if resp, _ := e.do(t, req{method: "POST", path: "/api/tasks/" + tk.ID + "/open-folder", body: `{"x":1}`}); resp.StatusCode != 400 {
+		t.Errorf("a body: %d", resp.StatusCode)
 	}
 }

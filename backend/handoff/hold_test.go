@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -311,10 +312,25 @@ func TestHealingInspectsAHelpersWorktree(t *testing.T) {
 	if got.Status != task.Interrupted || got.Worktree == nil || !got.Worktree.Kept || got.Worktree.Work.Untracked != 1 {
 		t.Fatalf("healed helper: %s %+v", got.Status, got.Worktree)
 	}
-	if _, err := e.svc.RemoveWorktree(id, false); !errors.Is(err, taskrun.ErrConflict) || !strings.Contains(err.Error(), "1 new file") {
+	// Its unfinished work was saved to its salvage ref as well.
+	if s := got.Worktree.Salvage; s == nil || s.Ref != worktree.SalvagePrefix+id || len(s.Files) != 1 || s.Files[0] != "half-done.txt" {
+		t.Fatalf("salvage: %+v", got.Worktree.Salvage)
+	}
+	if out, err := exec.Command("git", "-C", repo, "show", worktree.SalvagePrefix+id+":half-done.txt").CombinedOutput(); err != nil || string(out) != "work\n" {
+		t.Fatalf("the salvage ref holds %q (%v)", out, err)
+	}
+	if _, err := e.svc.RemoveWorktree(id, false); !errors.Is(err, taskrun.ErrConflict) || !strings.Contains(err.Error(), "1 new file") ||
+		!strings.Contains(err.Error(), "half-done.txt") {
 		t.Fatalf("remove without confirm: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(tree.Path, "half-done.txt")); err != nil {
 		t.Fatalf("the work is gone: %v", err)
+	}
+	// Discarding, confirmed, takes the salvage ref with it.
+	if _, err := e.svc.RemoveWorktree(id, true); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "-C", repo, "rev-parse", "--verify", "--quiet", worktree.SalvagePrefix+id).CombinedOutput(); err == nil {
+		t.Fatalf("the salvage ref is still there: %s", out)
 	}
 }

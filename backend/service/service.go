@@ -39,6 +39,7 @@ type API interface {
 	DeleteTask(id string) error
 	AnswerTask(id, askID string, allow bool) (task.Task, error)
 	RemoveWorktree(id string, confirm bool) (task.Task, error)
+	OpenFolder(id string) error
 	Approvals() ([]taskrun.Approval, error)
 	Doctor() (doctor.Report, error)
 	Preferences() (pref.Preferences, error)
@@ -90,6 +91,8 @@ type Config struct {
 	// person's Downloads folder).
 	Backup    *backup.Source
 	BackupDir string
+	// Open shows a folder in the file manager (nil: the system's opener).
+	Open func(dir string) error
 }
 
 // Service holds every operation the surfaces offer. Its exported methods

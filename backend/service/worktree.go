@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
 	"strings"
 
 	"conch/backend/task"
@@ -31,19 +34,99 @@ func (s *Service) RemoveWorktree(id string, confirm bool) (task.Task, error) {
 	if !t.Status.Finished() {
 		return t, fmt.Errorf("it is %s; stop it before removing its worktree: %w", t.Status.Words(), taskrun.ErrConflict)
 	}
-	err = worktree.FromRecord(*t.Worktree).Remove(context.Background(), confirm)
+	tree := worktree.FromRecord(*t.Worktree)
+	repo, _ := tree.Repository(context.Background()) // for its salvage ref, while the worktree is there
+	err = tree.Remove(context.Background(), confirm)
 	switch {
 	case errors.Is(err, worktree.ErrHasWork):
-		return t, fmt.Errorf("its worktree holds work (%s); confirm to remove it and its branch %s: %w", describeWork(t.Worktree.Work), t.Worktree.Branch, taskrun.ErrConflict)
+		return t, fmt.Errorf("its worktree holds work (%s)%s; confirm to remove it and its branch %s: %w", describeWork(t.Worktree.Work), lost(t.Worktree.Salvage), t.Worktree.Branch, taskrun.ErrConflict)
 	case errors.Is(err, worktree.ErrLocked):
 		return t, fmt.Errorf("%v: %w", err, taskrun.ErrConflict)
 	case err != nil && !errors.Is(err, worktree.ErrMissing):
 		return t, err
 	}
+	// What was salvaged goes with the worktree: the person said so.
+	var dropErr error
+	if s := t.Worktree.Salvage; s != nil && s.Ref != "" && repo != "" {
+		dropErr = worktree.DropSalvage(context.Background(), repo, t.ID)
+	}
 	return r.Amend(id, func(t *task.Task) {
 		t.Worktree.Kept = false
+		t.Worktree.Salvage = nil
 		t.AddStep("You removed its worktree and branch")
+		if dropErr != nil {
+			t.AddStep("Could not delete its salvage ref: " + dropErr.Error())
+		}
 	})
+}
+
+// lost quotes what a removal would throw away: the salvaged files and the
+// branch's commits.
+func lost(s *task.Salvage) string {
+	if s == nil {
+		return ""
+	}
+	var parts []string
+	if len(s.Files) > 0 {
+		parts = append(parts, "files "+strings.Join(s.Files, ", "))
+	}
+	if len(s.Commits) > 0 {
+		parts = append(parts, "commits "+strings.Join(s.Commits, "; "))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(parts, "; and ")
+}
+
+// OpenFolder shows a task's folder (a kept worktree, else where it ran) in
+// the system's file manager, on the computer Conch runs on.
+func (s *Service) OpenFolder(id string) error {
+	r, err := s.tasks()
+	if err != nil {
+		return err
+	}
+	t, err := r.Get(id)
+	if err != nil {
+		return err
+	}
+	dir := t.Cwd
+	if w := t.Worktree; w != nil && w.Kept && w.Path != "" {
+		dir = w.Path
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("its folder %s is gone: %w", dir, taskrun.ErrConflict)
+	}
+	open := s.cfg.Open
+	if open == nil {
+		open = openFolder
+	}
+	if err := open(dir); err != nil {
+		return fmt.Errorf("could not open %s: %v", dir, err)
+	}
+	return nil
+}
+
+// openFolder asks the desktop to show dir: xdg-open (Linux and the BSDs),
+// open (macOS), explorer (Windows). It does not wait for the file manager.
+func openFolder(dir string) error {
+	name, args := "xdg-open", []string{dir}
+	switch runtime.GOOS {
+	case "darwin":
+		name = "open"
+	case "windows":
+		name = "explorer"
+	}
+	bin, err := exec.LookPath(name)
+	if err != nil {
+		return fmt.Errorf("%s was not found, so no file manager can be asked", name)
+	}
+	cmd := exec.Command(bin, args...)
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go func() { _ = cmd.Wait() }() // reaped whenever the opener ends
+	return nil
 }
 
 // describeWork says what a worktree holds, for the person.

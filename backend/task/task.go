@@ -152,6 +152,17 @@ type WorktreeWork struct {
 	Operation string `json:"operation,omitempty"`
 }
 
+// Salvage is what a helper that did not finish left in its worktree:
+// its uncommitted changes saved as a commit on Ref
+// (refs/conch/salvage/<task id>; empty when nothing was uncommitted), the
+// files they touch, and the commits its branch has beyond its base.
+type Salvage struct {
+	Ref     string   `json:"ref,omitempty"`
+	Commit  string   `json:"commit,omitempty"`
+	Files   []string `json:"files,omitempty"`
+	Commits []string `json:"commits,omitempty"`
+}
+
 // Worktree is a helper's own git worktree.
 type Worktree struct {
 	Path   string       `json:"path"`
@@ -159,6 +170,9 @@ type Worktree struct {
 	Base   string       `json:"base"`
 	Kept   bool         `json:"kept"`
 	Work   WorktreeWork `json:"work"`
+	// Salvage is set when the helper ended interrupted, failed or stopped
+	// with work in its worktree.
+	Salvage *Salvage `json:"salvage,omitempty"`
 	// Overlap names the files this helper changed that other helpers of
 	// its group changed too, set when the group has settled, so the card
 	// says so before the person merges.
@@ -401,11 +415,21 @@ func (t Task) Clone() Task {
 				w.Overlap[i] = Overlap{File: o.File, With: append([]string(nil), o.With...)}
 			}
 		}
+		if w.Salvage != nil {
+			sv := *w.Salvage
+			sv.Files = append([]string(nil), sv.Files...)
+			sv.Commits = append([]string(nil), sv.Commits...)
+			w.Salvage = &sv
+		}
 		c.Worktree = &w
 	}
 	if t.Paused != nil {
 		p := *t.Paused
 		c.Paused = &p
+	}
+	if t.Resume != nil {
+		r := *t.Resume
+		c.Resume = &r
 	}
 	if t.ExitCode != nil {
 		e := *t.ExitCode

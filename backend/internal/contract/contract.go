@@ -70,6 +70,7 @@ var records = []struct {
 	{task.Result{}, "Result"},
 	{task.Worktree{}, "Worktree"},
 	{task.WorktreeWork{}, "WorktreeWork"},
+	{task.Salvage{}, "Salvage"},
 	{task.Overlap{}, "Overlap"},
 	{task.Paused{}, "Paused"},
 	{task.Resume{}, "Resume"},

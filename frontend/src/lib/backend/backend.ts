@@ -37,6 +37,8 @@ export interface Backend {
   retryTask(id: string): Promise<Task>;
   /** Carries an interrupted, failed or stopped chat task on from where it stopped. */
   resumeTask(id: string): Promise<Task>;
+  /** Shows the task's folder (its kept worktree) in the file manager of the computer Conch runs on. */
+  openFolder(id: string): Promise<void>;
   deleteTask(id: string): Promise<void>;
   /** Answers the pending question askId of a task that needs the person. */
   answerTask(id: string, askId: string, allow: boolean): Promise<Task>;

@@ -326,6 +326,11 @@ export interface Worktree {
   kept: boolean;
   work: WorktreeWork;
   /**
+   * Salvage is set when the helper ended interrupted, failed or stopped
+   * with work in its worktree.
+   */
+  salvage?: Salvage;
+  /**
    * Overlap names the files this helper changed that other helpers of
    * its group changed too, set when the group has settled, so the card
    * says so before the person merges.
@@ -340,6 +345,19 @@ export interface WorktreeWork {
   ahead: number;
   behind: number;
   operation?: string;
+}
+
+/**
+ * Salvage is what a helper that did not finish left in its worktree:
+ * its uncommitted changes saved as a commit on Ref
+ * (refs/conch/salvage/<task id>; empty when nothing was uncommitted), the
+ * files they touch, and the commits its branch has beyond its base.
+ */
+export interface Salvage {
+  ref?: string;
+  commit?: string;
+  files?: string[];
+  commits?: string[];
 }
 
 /**
@@ -787,6 +805,7 @@ export interface Bindings {
   ListConversations(): Promise<ConversationList>;
   ListProviders(): Promise<ProviderList>;
   ListTasks(): Promise<TaskList>;
+  OpenFolder(id: string): Promise<void>;
   PatchConversation(id: string, req: PatchConversationRequest): Promise<Conversation>;
   Preferences(): Promise<Preferences>;
   PutProvider(id: string, cfg: ProviderConfig): Promise<Provider>;

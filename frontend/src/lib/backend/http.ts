@@ -121,6 +121,9 @@ export class HttpBackend implements Backend {
   resumeTask(id: string): Promise<Task> {
     return this.json<Task>('POST', `${taskPath(id)}/resume`);
   }
+  async openFolder(id: string): Promise<void> {
+    await this.request('POST', `${taskPath(id)}/open-folder`);
+  }
 
   async deleteTask(id: string): Promise<void> {
     await this.request('DELETE', taskPath(id));

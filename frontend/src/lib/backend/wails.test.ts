@@ -14,6 +14,8 @@ function bindings(over: Partial<AppBindings> = {}): AppBindings {
     StopTask: no,
     RetryTask: no,
     ResumeTask: no,
+    OpenFolder: no,
+    SaveBackup: no,
     DeleteTask: no,
     AnswerTask: no,
     RemoveWorktree: no,

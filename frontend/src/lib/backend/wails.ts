@@ -83,6 +83,9 @@ export class WailsBackend implements Backend {
   resumeTask(id: string): Promise<Task> {
     return call(() => this.app.ResumeTask(id));
   }
+  async openFolder(id: string): Promise<void> {
+    await call(() => this.app.OpenFolder(id));
+  }
   async deleteTask(id: string): Promise<void> {
     await call(() => this.app.DeleteTask(id));
   }

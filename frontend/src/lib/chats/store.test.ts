@@ -15,6 +15,7 @@ function backend(over: Partial<ReturnType<typeof chatMethods>> = {}): Backend {
     stopTask: no,
     retryTask: no,
     resumeTask: no,
+    openFolder: no,
     deleteTask: no,
     answerTask: no,
     approvals: no,

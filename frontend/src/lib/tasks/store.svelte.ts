@@ -330,6 +330,17 @@ export class TasksStore {
     }
   }
 
+  /** Shows the task's folder in the file manager; a failure shows on its card. */
+  async openFolder(id: string): Promise<void> {
+    try {
+      await this.#backend.openFolder(id);
+    } catch (e) {
+      const err = toApiError(e);
+      if (err.unauthorized) this.unauthorized = true;
+      this.errors.set(id, err.message);
+    }
+  }
+
   /** Clears the error shown for a task. */
   dismiss(id: string): void {
     this.errors.delete(id);

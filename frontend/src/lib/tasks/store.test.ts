@@ -26,6 +26,7 @@ function mockBackend(tasks: Task[] = []) {
     stopTask: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Stopped, rev: 10 })),
     retryTask: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Queued, rev: 10 })),
     resumeTask: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Queued, rev: 10 })),
+    openFolder: vi.fn(async () => undefined),
     deleteTask: vi.fn(async (): Promise<void> => {}),
     answerTask: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Running, rev: 10 })),
     approvals: vi.fn(async () => []),
