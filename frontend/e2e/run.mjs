@@ -274,7 +274,10 @@ async function visit(page, name) {
  * notes.txt slowly (or writes summary.txt when told to write), then calls
  * report_result. "keep a worktree" delegates one part with worktree: true;
  * that helper (its instructions say "commit-in-worktree") commits a file
- * with run_command, then reports. "across the agents" delegates three parts,
+ * with run_command, then reports. "two helpers on one file" delegates "Fix
+ * the bug" (commits src/app.ts) and "Write the tests" (leaves src/app.ts
+ * and src/app.test.ts uncommitted), both in worktrees, so their cards and
+ * the merged result name the overlap. "across the agents" delegates three parts,
  * one each to Claude Code, Codex and Gemini CLI.
  * @returns {Promise<{url: string, requests: any[], close: () => void}>}
  */
@@ -310,6 +313,7 @@ function startModelServer() {
     const fetching = /curl/i.test(userText);
     const splitting = /split this into three parts/i.test(userText);
     const keeping = /keep a worktree/i.test(userText);
+    const overlapping = /two helpers on one file/i.test(userText);
     const acrossAgents = /across the agents/i.test(userText);
     const system = msgs.filter((m) => m.role === 'system').map((m) => String(m.content ?? '')).join('\n');
     // A task's own chat (a background task or a helper): it reads the notes,
@@ -351,6 +355,18 @@ function startModelServer() {
         await sleep(200);
         await callTool('report_result', { summary: 'Committed `helper.txt` on its own branch.' });
       }
+    } else if (isTask && /edit-app-(commit|leave)/.test(userText)) {
+      const commit = /edit-app-commit/.test(userText);
+      if (!toolDone) {
+        await sleep(commit ? 300 : 600);
+        await callTool('run_command', {
+          command: commit
+            ? "mkdir -p src && printf 'export const fixed = true;\\n' > src/app.ts && git add src && git -c user.name=t -c user.email=t@example.com commit -q -m 'Fix the bug'"
+            : "mkdir -p src && printf 'export const tested = true;\\n' > src/app.ts && printf 'test(1);\\n' > src/app.test.ts",
+        });
+      } else {
+        await callTool('report_result', { summary: commit ? 'Fixed the bug in `src/app.ts`.' : 'Wrote the tests.' });
+      }
     } else if (isTask) {
       // Helper n of a split waits n seconds, so the cards show them at work side by side.
       const part = Number(/part (\d)/i.exec(userText)?.[1] ?? '0');
@@ -374,6 +390,17 @@ function startModelServer() {
         });
       } else {
         await say('Claude Code, Codex and Gemini CLI each wrote their file.');
+      }
+    } else if (overlapping) {
+      if (!toolDone) {
+        await callTool('delegate', {
+          parts: [
+            { title: 'Fix the bug', instructions: 'Fix the bug in src/app.ts and commit it (edit-app-commit).', worktree: true },
+            { title: 'Write the tests', instructions: 'Write tests for src/app.ts (edit-app-leave).', worktree: true },
+          ],
+        });
+      } else {
+        await say('Both helpers are back; they changed the same file.');
       }
     } else if (keeping) {
       if (!toolDone) {
@@ -1351,6 +1378,60 @@ async function main() {
       if ((await c.getByRole('button', { name: 'Remove worktree' }).count()) !== 0) throw new Error('Remove worktree is still offered');
       await page.mouse.move(0, 0);
       await shoot(page, 'chat-worktree-removed');
+    });
+
+    await check('two helpers that changed the same file say so on both cards and in the merged result', async () => {
+      if (!providersLanded) throw new Error('not run: GET /api/providers is not served by this binary');
+      const repo = temp('conch-e2e-overlap-');
+      const git = (/** @type {string[]} */ ...args) => execFileSync('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@example.com', ...args], { cwd: repo, encoding: 'utf8' });
+      git('init', '-q', '-b', 'main');
+      writeFileSync(join(repo, 'README.md'), '# Two helpers, one file\n');
+      git('add', 'README.md');
+      git('commit', '-q', '-m', 'Start');
+      const made = await api(origin, token, 'POST', '/api/conversations', { title: 'Overlap check', provider: 'e2e-model', model: 'test-model', mode: 'auto', cwd: repo });
+      if (made.status !== 200 && made.status !== 201) throw new Error(`POST /api/conversations: ${made.status} ${JSON.stringify(made.json)}`);
+      const chatId = made.json.id;
+      await page.evaluate((id) => (location.hash = `#chat/${encodeURIComponent(id)}`), chatId);
+      const view = page.locator('#chat');
+      await view.getByRole('heading', { name: 'Overlap check', level: 1 }).waitFor({ timeout: stepTimeout });
+      const box = view.getByRole('textbox', { name: 'Message' });
+      await box.fill('Put two helpers on one file');
+      await box.press('Enter');
+      await view.locator('[data-kind="assistant"]', { hasText: 'changed the same file' }).waitFor({ timeout: 40_000 });
+      const helpers = (await api(origin, token, 'GET', '/api/tasks')).json.tasks.filter((/** @type {any} */ t) => t.kind === 'helper' && t.parentConversationId === chatId);
+      const fix = helpers.find((/** @type {any} */ t) => t.title === 'Fix the bug');
+      const tests = helpers.find((/** @type {any} */ t) => t.title === 'Write the tests');
+      if (!fix || !tests) throw new Error(`helpers: ${JSON.stringify(helpers.map((/** @type {any} */ t) => t.title))}`);
+      for (const h of [fix, tests]) {
+        const o = h.worktree?.overlap ?? [];
+        if (h.status !== 'done' || !h.worktree?.kept || o.length !== 1 || o[0].file !== 'src/app.ts') throw new Error(`${h.title}: ${h.status}, worktree ${JSON.stringify(h.worktree)}`);
+      }
+      const said = "Both 'Fix the bug' and 'Write the tests' changed src/app.ts.";
+      const merged = model.requests.some((r) => (r.messages ?? []).some((/** @type {any} */ m) => m.role === 'tool' && String(m.content ?? '').endsWith(said)));
+      if (!merged) throw new Error('the merged result the assistant got does not name the overlap');
+      /** @param {import('playwright-core').Locator} c @param {string} want */
+      const saysOverlap = (c, want) =>
+        until(`"${want}" on the card`, async () => ((await c.locator('[data-overlap]').textContent({ timeout: 1000 })) ?? '').replace(/\s+/g, ' ').trim() === want);
+      const fixCard = view.locator(`[data-task-card][data-task-id="${fix.id}"]`);
+      const testsCard = view.locator(`[data-task-card][data-task-id="${tests.id}"]`);
+      // Folded, as finished cards are, both still say it.
+      await saysOverlap(fixCard, said);
+      await saysOverlap(testsCard, "Both 'Write the tests' and 'Fix the bug' changed src/app.ts.");
+      await view.locator('[data-kind="assistant"]', { hasText: 'changed the same file' }).scrollIntoViewIfNeeded();
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat-overlap');
+      // Open, the line sits under the branch.
+      await fixCard.getByRole('button', { name: 'Show details' }).click();
+      await fixCard.locator('[data-worktree="kept"]').waitFor({ timeout: stepTimeout });
+      await saysOverlap(fixCard, said);
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat-overlap-open');
+      await visit(page, 'tasks');
+      const tc = page.locator(`article[data-task-id="${tests.id}"]`);
+      await saysOverlap(tc, "Both 'Write the tests' and 'Fix the bug' changed src/app.ts.");
+      await tc.scrollIntoViewIfNeeded();
+      await page.mouse.move(0, 0);
+      await shoot(page, 'tasks-overlap');
     });
 
     await check('settings: the provider that carries on at a limit is picked, saved and still picked after a reload', async () => {
