@@ -271,6 +271,10 @@ type CreateRequest struct {
 	Origin conversation.Origin `json:"-"`
 	// Tainted starts a task's chat with its parent's taint.
 	Tainted bool `json:"-"`
+	// JobID and JobCap put a helper's chat in its delegate's job, which
+	// may spend JobCap together.
+	JobID  string  `json:"-"`
+	JobCap float64 `json:"-"`
 }
 
 // Create validates req and stores a new conversation. A chat may start
@@ -315,6 +319,7 @@ func (m *Manager) Create(req CreateRequest) (conversation.Conversation, error) {
 	c := conversation.Conversation{
 		ID: uuid.NewString(), Title: title, Origin: origin,
 		Provider: req.Provider, Model: req.Model, Mode: mode, Cwd: cwd, Limit: req.Limit, Tainted: req.Tainted,
+		JobID: req.JobID, JobCap: req.JobCap,
 		CreatedAt: now, UpdatedAt: now, Rev: 1,
 	}
 	if err := m.cfg.Store.PutConversation(c); err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"strings"
+	"time"
 
 	"conch/backend/ask"
 	"conch/backend/budget"
@@ -249,22 +250,129 @@ func past(title string) string {
 	return title
 }
 
-// overLimit says why c may spend no more ("" if it may). A task's chat
-// spends as part of the chat it came from, so that chat's limit holds.
-func (m *Manager) overLimit(c conversation.Conversation) string {
+// ErrSpendLimit is a turn stopped before a model call because its chat,
+// its job (a delegate's helpers together) or the month has spent what it
+// may. A task pauses on it and carries on once it may spend again.
+var ErrSpendLimit = errors.New("spend limit reached")
+
+// Spend limits, by what reached its limit.
+const (
+	LimitChat  = "chat"
+	LimitJob   = "job"
+	LimitMonth = "month"
+)
+
+// SpendLimitError says which limit was reached, in the person's words.
+type SpendLimitError struct {
+	// Kind is LimitChat, LimitJob or LimitMonth.
+	Kind    string
+	Message string
+	// Until is when it lifts by itself (a new month); zero when the
+	// person must raise it.
+	Until time.Time
+}
+
+func (e *SpendLimitError) Error() string        { return e.Message }
+func (e *SpendLimitError) Is(target error) bool { return target == ErrSpendLimit }
+
+// OverLimit says why the chat id may spend no more, or nil when it may:
+// its own limit (a task's chat spends as part of the chat it came from,
+// so that chat's limit holds), its job's cap, the monthly budget.
+func (m *Manager) OverLimit(id string) (*SpendLimitError, error) {
+	e, err := m.entry(id)
+	if err != nil {
+		return nil, err
+	}
+	if l := m.overLimit(m.snapshot(e)); l != nil {
+		return l, nil
+	}
+	return m.overMonth()
+}
+
+// overMonth is the monthly budget's limit, or nil.
+func (m *Manager) overMonth() (*SpendLimitError, error) {
+	if m.cfg.Spending == nil {
+		return nil, nil
+	}
+	why, err := m.cfg.Spending.Exceeded()
+	if err != nil || why == "" {
+		return nil, err
+	}
+	now := m.cfg.Now()
+	next := time.Date(now.Year(), now.Month()+1, 1, 0, 0, 0, 0, now.Location())
+	return &SpendLimitError{Kind: LimitMonth, Message: "Stopped: " + why, Until: next}, nil
+}
+
+// overLimit is c's own limit or its job's cap, or nil.
+func (m *Manager) overLimit(c conversation.Conversation) *SpendLimitError {
+	if c.JobCap > 0 {
+		if spent := m.jobSpent(c.JobID); spent >= c.JobCap {
+			return &SpendLimitError{Kind: LimitJob, Message: fmt.Sprintf("Stopped: this job's helpers have spent %s of its %s cap. Raise the cap (Carry on) to go on.", budget.USD(spent), budget.USD(c.JobCap))}
+		}
+	}
 	if c.Origin.ParentID != "" {
 		if pe, err := m.entry(c.Origin.ParentID); err == nil {
 			p := m.snapshot(pe)
 			if p.Limit > 0 && p.Spent >= p.Limit {
-				return fmt.Sprintf("Stopped: the chat this came from has spent %s of its %s limit. Raise its limit to carry on.", budget.USD(p.Spent), budget.USD(p.Limit))
+				return &SpendLimitError{Kind: LimitChat, Message: fmt.Sprintf("Stopped: the chat this came from has spent %s of its %s limit. Raise its limit to carry on.", budget.USD(p.Spent), budget.USD(p.Limit))}
 			}
-			return ""
+			return nil
 		}
 	}
 	if c.Limit > 0 && c.Spent >= c.Limit {
-		return fmt.Sprintf("Stopped: this chat has spent %s of its %s limit. Raise the limit to carry on.", budget.USD(c.Spent), budget.USD(c.Limit))
+		return &SpendLimitError{Kind: LimitChat, Message: fmt.Sprintf("Stopped: this chat has spent %s of its %s limit. Raise the limit to carry on.", budget.USD(c.Spent), budget.USD(c.Limit))}
 	}
-	return ""
+	return nil
+}
+
+// jobSpent is what the chats of job id have spent together.
+func (m *Manager) jobSpent(id string) float64 {
+	if id == "" {
+		return 0
+	}
+	m.mu.Lock()
+	es := make([]*entry, 0, len(m.entries))
+	for _, e := range m.entries {
+		es = append(es, e)
+	}
+	m.mu.Unlock()
+	total := 0.0
+	for _, e := range es {
+		if c := m.snapshot(e); c.JobID == id {
+			total += c.Spent
+		}
+	}
+	return total
+}
+
+// RaiseJobCap raises the cap of the job chat id belongs to by what it was
+// (once more of the same), for the person's Carry on; it returns the new
+// cap. A chat of no job gives 0 and changes nothing.
+func (m *Manager) RaiseJobCap(id string) (float64, error) {
+	e, err := m.entry(id)
+	if err != nil {
+		return 0, err
+	}
+	c := m.snapshot(e)
+	if c.JobID == "" || c.JobCap <= 0 {
+		return 0, nil
+	}
+	next := c.JobCap * 2
+	m.mu.Lock()
+	es := make([]*entry, 0, len(m.entries))
+	for _, e := range m.entries {
+		es = append(es, e)
+	}
+	m.mu.Unlock()
+	for _, o := range es {
+		if m.snapshot(o).JobID != c.JobID {
+			continue
+		}
+		if _, err := m.update(o, func(x *conversation.Conversation) error { x.JobCap = next; return nil }); err != nil {
+			return 0, err
+		}
+	}
+	return next, nil
 }
 
 // spendParent adds what a task's chat spent to the chat it came from.

@@ -151,15 +151,13 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) (end turnEnd) {
 		if step >= m.cfg.StepLimit {
 			return failed(fmt.Sprintf("Stopped after %d steps, the most one reply may take. Send a message to carry on.", m.cfg.StepLimit), nil)
 		}
-		if why := m.overLimit(c); why != "" {
-			return failed(why, nil)
+		if l := m.overLimit(c); l != nil {
+			return failed(l.Message, l)
 		}
-		if m.cfg.Spending != nil {
-			if why, err := m.cfg.Spending.Exceeded(); err != nil {
-				return failed("Could not read this month's spend: "+err.Error(), err)
-			} else if why != "" {
-				return failed("Stopped: "+why, nil)
-			}
+		if l, err := m.overMonth(); err != nil {
+			return failed("Could not read this month's spend: "+err.Error(), err)
+		} else if l != nil {
+			return failed(l.Message, l)
 		}
 		if c.Provider == "" {
 			return failed(noProviderText, nil)

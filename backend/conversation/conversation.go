@@ -45,6 +45,10 @@ type Conversation struct {
 	Spent float64 `json:"spent"`
 	// Limit is the most the chat may spend, in USD; 0 means no limit.
 	Limit float64 `json:"limit"`
+	// JobID groups the chats of one delegate's helpers; together they
+	// may spend JobCap (USD, 0: no cap of their own).
+	JobID  string  `json:"jobId,omitempty"`
+	JobCap float64 `json:"jobCap,omitempty"`
 	// Running is true while a turn runs.
 	Running bool `json:"running"`
 	// Ask is the pending permission question, if any.

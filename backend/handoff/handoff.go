@@ -21,6 +21,7 @@ import (
 	"conch/backend/conversation"
 	"conch/backend/engine"
 	"conch/backend/follow"
+	"conch/backend/pref"
 	"conch/backend/task"
 	"conch/backend/taskrun"
 	"conch/backend/worktree"
@@ -40,6 +41,9 @@ type Config struct {
 	Spending chat.Spending
 	// Worktrees is where helpers' worktrees go (<home>/worktrees).
 	Worktrees string
+	// Preferences are read at each use (the default job cap); nil reads
+	// none.
+	Preferences func() pref.Preferences
 }
 
 // Service starts tasks from chats. Offer it to the chat engine
@@ -72,6 +76,10 @@ type spec struct {
 	// extra turns its model gets to make it pass.
 	check        string
 	checkRetries int
+	// estimate is what the part is guessed to cost to start; jobCap what
+	// its group may spend together (0: no cap).
+	estimate float64
+	jobCap   float64
 }
 
 // start makes the task's chat and hands the task to the runner. A provider
@@ -86,6 +94,7 @@ func (s *Service) startWithID(ctx context.Context, id string, parent conversatio
 		ParentConversationID: parent.ID, GroupID: sp.group, Part: sp.part, Parts: sp.parts,
 		Provider: sp.engine.ID, Model: sp.model, Mode: sp.mode, Cwd: parent.Cwd, Wake: sp.wake,
 		Check: sp.check, CheckRetries: sp.checkRetries,
+		Estimate: sp.estimate, Cap: sp.jobCap,
 	}
 	if t.Title == "" {
 		t.Title = task.TitleFrom(sp.text)
@@ -108,6 +117,7 @@ func (s *Service) startWithID(ctx context.Context, id string, parent conversatio
 		Title: t.Title, Provider: t.Provider, Model: t.Model, Mode: string(t.Mode), Cwd: t.Cwd,
 		Limit: parent.Limit, Tainted: parent.Tainted,
 		Origin: conversation.Origin{Kind: conversation.FromTask, TaskID: id, ParentID: parent.ID},
+		JobID:  jobOf(sp), JobCap: sp.jobCap,
 	})
 	if err != nil {
 		return task.Task{}, fmt.Errorf("start task: %w", err)
@@ -117,6 +127,15 @@ func (s *Service) startWithID(ctx context.Context, id string, parent conversatio
 		t.Status, t.Error = task.Failed, sp.engine.Name()+" is not ready: "+sp.engine.Info.Reason
 	}
 	return s.cfg.Tasks.Insert(t)
+}
+
+// jobOf is the job a helper's chat spends in: its group, when the group
+// has a cap.
+func jobOf(sp spec) string {
+	if sp.jobCap > 0 {
+		return sp.group
+	}
+	return ""
 }
 
 // checkFits refuses a check a task could never run: too long, or in plan

@@ -628,12 +628,15 @@ func TestAProviderThatIsNotReadyFailsTheTaskAtOnce(t *testing.T) {
 	}
 }
 
-func TestHelpersSpendAsPartOfTheParentAndStopAtItsLimit(t *testing.T) {
+func TestHelpersSpendAsPartOfTheParentAndPauseAtItsLimit(t *testing.T) {
 	srv := startModel(t, []string{"big-model"}, func(_ context.Context, a asked) answer {
 		if a.Task() {
-			ans := callTool("list_files", map[string]string{"path": "."})
-			ans.Out = 1000
-			return ans
+			if len(a.Results()) < 2 {
+				ans := callTool("list_files", map[string]string{"path": "."})
+				ans.Out = 1000
+				return ans
+			}
+			return callTool("report_result", map[string]string{"summary": "Spent, then done."})
 		}
 		if len(a.Results()) == 0 {
 			return callTool("delegate", map[string]any{"parts": []map[string]any{{"title": "Spender", "instructions": "spend"}}})
@@ -650,17 +653,35 @@ func TestHelpersSpendAsPartOfTheParentAndStopAtItsLimit(t *testing.T) {
 	if _, err := e.chats.Send(c.ID, "go"); err != nil {
 		t.Fatal(err)
 	}
-	c = e.idle(t, c.ID)
-	ts := e.tasksOf(c.ID)
-	if len(ts) != 1 || ts[0].Status != task.Failed || !strings.Contains(ts[0].Error, "the chat this came from has spent $2.02 of its $1.50 limit") {
-		t.Fatalf("helper: %+v", ts)
+	// At the parent's limit the helper pauses; it does not fail.
+	var helper task.Task
+	eventually(t, "the helper to pause", func() bool {
+		ts := e.tasksOf(c.ID)
+		if len(ts) == 1 {
+			helper = ts[0]
+		}
+		return len(ts) == 1 && helper.Paused != nil
+	})
+	if helper.Status != task.Running || helper.Paused.Kind != "usage" || !strings.Contains(helper.Current, "Paused: the chat this came from has spent $2.02 of its $1.50 limit") {
+		t.Fatalf("paused helper: %s %+v %q", helper.Status, helper.Paused, helper.Current)
 	}
-	own, _ := e.chats.Snapshot(ts[0].ConversationID)
-	if own.Spent != 2 || c.Spent < 2.02 {
-		t.Fatalf("spent: helper %v, parent %v", own.Spent, c.Spent)
+	own, _ := e.chats.Snapshot(helper.ConversationID)
+	parent, _ := e.chats.Snapshot(c.ID)
+	if own.Spent != 2 || parent.Spent < 2.02 {
+		t.Fatalf("spent: helper %v, parent %v", own.Spent, parent.Spent)
 	}
+	// Raised, it carries on by itself.
+	limit := 10.0
+	if _, err := e.chats.Patch(c.ID, chat.PatchRequest{Limit: &limit}); err != nil {
+		t.Fatal(err)
+	}
+	helper = e.waitDone(t, helper.ID)
+	if helper.Status != task.Done || helper.Paused != nil || helper.Result == nil || helper.Result.Text != "Spent, then done." {
+		t.Fatalf("after the raise: %s %q %+v", helper.Status, helper.Error, helper.Result)
+	}
+	e.idle(t, c.ID)
 	r := e.toolResults(t, c.ID, handoff.DelegateTool)
-	if len(r) != 1 || !strings.Contains(r[0].Output, "Didn't finish: Stopped: the chat this came from has spent") {
+	if len(r) != 1 || !strings.Contains(r[0].Output, "Spent, then done.") {
 		t.Fatalf("merged: %+v", r)
 	}
 }

@@ -98,10 +98,11 @@ func (a asked) Results() []string {
 
 // answer is what a scripted model says: text, tool calls, or an HTTP error.
 type answer struct {
-	Text   string
-	Calls  [][2]string // name, JSON arguments
-	Status int
-	Body   string
+	Text    string
+	Calls   [][2]string // name, JSON arguments
+	Status  int
+	Body    string
+	Headers map[string]string
 	// Out overrides the output tokens the usage reports (default 20).
 	Out int
 }
@@ -163,6 +164,9 @@ func startModel(t *testing.T, models []string, brain func(ctx context.Context, a
 		ms.mu.Unlock()
 		ans := brain(r.Context(), a)
 		if ans.Status != 0 {
+			for k, v := range ans.Headers {
+				w.Header().Set(k, v)
+			}
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(ans.Status)
 			fmt.Fprint(w, ans.Body)
@@ -271,7 +275,7 @@ func setup(t *testing.T, engines []engineOpt, tweak ...func(*env)) *env {
 	e.tasks = taskrun.New(taskrun.Config{Store: st, Bus: e.bus, Logs: logs,
 		Home: e.dir, Conversations: chatTasks, Observe: f.Observe, AskTimeout: time.Minute, HomeMark: e.mark})
 	e.h = handoff.New(handoff.Config{Chats: e.chats, Tasks: e.tasks, Follow: f, Engines: lookup,
-		Spending: spending, Worktrees: worktrees})
+		Spending: spending, Worktrees: worktrees, Preferences: e.preferences})
 	e.chats.Offer(e.h)
 	e.svc = service.New(service.Config{Tasks: e.tasks, Logs: logs, Chats: e.chats, Handoff: e.h, Fallbacks: chatTasks, Prefs: st})
 	if err := e.tasks.Start(context.Background()); err != nil {

@@ -22,8 +22,12 @@ func TestParsePartsChecksAtTheEdge(t *testing.T) {
 		{`{"parts":[1]}`, "not a JSON object"},
 		{`{"parts":[{"title":"a","instructions":"b"}],"extra":1}`, "unknown field"},
 		{`{"parts":[` + strings.Repeat(`{"title":"a","instructions":"b"},`, 6) + `{"title":"a","instructions":"b"}]}`, "got 7"},
+		{`{"parts":[{"title":"a","instructions":"b"}],"cap":2.5}`, ""},
+		{`{"parts":[{"title":"a","instructions":"b"}],"cap":-1}`, "cap must be between"},
+		{`{"parts":[{"title":"a","instructions":"b"}],"cap":"lots"}`, "cap"},
+		{`{"parts":[{"title":"a","instructions":"b","check":"go test ./..."}]}`, ""},
 	} {
-		_, err := parseParts(json.RawMessage(c.args))
+		_, _, err := parseParts(json.RawMessage(c.args))
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: refused: %v", c.args, err)
@@ -42,7 +46,7 @@ func FuzzParseParts(f *testing.F) {
 	f.Add(`{"parts":[{"title":"a","instructions":"b","worktree":"yes"}]}`)
 	f.Add(``)
 	f.Fuzz(func(t *testing.T, args string) {
-		parts, err := parseParts(json.RawMessage(args))
+		parts, jobCap, err := parseParts(json.RawMessage(args))
 		if err != nil {
 			if err.Error() == "" {
 				t.Fatal("an empty error")
@@ -51,6 +55,9 @@ func FuzzParseParts(f *testing.F) {
 		}
 		if len(parts) < 1 || len(parts) > MaxParts {
 			t.Fatalf("%d parts accepted", len(parts))
+		}
+		if jobCap != nil && (*jobCap < 0 || *jobCap > 1e5) {
+			t.Fatalf("a cap of %v accepted", *jobCap)
 		}
 		for _, p := range parts {
 			if strings.TrimSpace(p.Title) == "" || strings.TrimSpace(p.Instructions) == "" || len(p.Title) > 200 {

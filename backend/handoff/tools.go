@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -131,7 +132,8 @@ func (s *Service) delegateTool(chatID string) tool.Tool {
 			`"worktree":{"type":"boolean","description":"Give the helper its own git worktree and branch."},`+
 			`"provider":{"type":"string","description":"Another connected provider's id or name."},`+
 			`"check":{"type":"string","description":"A command that proves the part is done (e.g. npm test), run in its folder (its worktree) after it reports."}},`+
-			`"required":["title","instructions"],"additionalProperties":false}}`),
+			`"required":["title","instructions"],"additionalProperties":false}},`+
+			`"cap":{"type":"number","description":"The most, in dollars, the helpers may spend together; at it they pause until the person lets them go on. Leave it out for the person's default."}`),
 		Effect: tool.None,
 		Title: func(args json.RawMessage) string {
 			var a struct {
@@ -153,9 +155,13 @@ func (s *Service) delegateTool(chatID string) tool.Tool {
 // every helper and merges their results. Nothing starts unless every part
 // can.
 func (s *Service) delegate(ctx context.Context, chatID string, args json.RawMessage) (string, error) {
-	parts, err := parseParts(args)
+	parts, jobCap, err := parseParts(args)
 	if err != nil {
 		return "", err
+	}
+	if jobCap == nil && s.cfg.Preferences != nil {
+		c := s.cfg.Preferences().Budget.JobCap
+		jobCap = &c
 	}
 	parent, err := s.cfg.Chats.Snapshot(chatID)
 	if err != nil {
@@ -189,14 +195,26 @@ func (s *Service) delegate(ctx context.Context, chatID string, args json.RawMess
 			return "", fmt.Errorf("%s: part %d (%s): %s Nothing was started", DelegateTool, i+1, p.Title, errcode.Sentence(err))
 		}
 	}
-	if why := s.fanOutTooDear(parent, specs); why != "" {
+	estimates := s.estimate(specs)
+	if why := s.fanOutTooDear(parent, estimates); why != "" {
 		return "", errors.New(why)
+	}
+	total := 0.0
+	for _, e := range estimates {
+		total += e
+	}
+	if jobCap != nil && *jobCap > 0 && total > *jobCap {
+		return "", fmt.Errorf("Refused: %s would cost about %s to start, more than this job's %s cap. Nothing was started; raise the cap or use fewer parts.",
+			plural(len(specs), "part", "parts"), budget.USD(total), budget.USD(*jobCap))
 	}
 	group := uuid.NewString()
 	started := make([]task.Task, 0, len(specs))
 	waits := make([]<-chan task.Task, 0, len(specs))
-	for _, sp := range specs {
-		sp.group = group
+	for i, sp := range specs {
+		sp.group, sp.estimate = group, estimates[i]
+		if jobCap != nil {
+			sp.jobCap = *jobCap
+		}
 		t, err := s.startWaiting(ctx, parent, sp)
 		if err != nil {
 			s.stopAll(started)
@@ -220,34 +238,39 @@ func (s *Service) delegate(ctx context.Context, chatID string, args json.RawMess
 }
 
 // parseParts checks delegate's arguments at the edge: 1 to MaxParts parts,
-// each with a title and instructions of bounded size, and nothing unknown.
-func parseParts(args json.RawMessage) ([]part, error) {
+// each with a title and instructions of bounded size, and nothing unknown;
+// and the job's cap, if given.
+func parseParts(args json.RawMessage) ([]part, *float64, error) {
 	var a struct {
 		Parts []json.RawMessage `json:"parts"`
+		Cap   *float64          `json:"cap"`
 	}
 	if err := tool.Decode(DelegateTool, args, &a, "parts"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if n := len(a.Parts); n < 1 || n > MaxParts {
-		return nil, fmt.Errorf("%s takes 1 to %d parts, got %d; nothing was started", DelegateTool, MaxParts, n)
+		return nil, nil, fmt.Errorf("%s takes 1 to %d parts, got %d; nothing was started", DelegateTool, MaxParts, n)
+	}
+	if a.Cap != nil && (*a.Cap < 0 || *a.Cap > 1e5 || math.IsNaN(*a.Cap)) {
+		return nil, nil, fmt.Errorf("%s: cap must be between $0 (none) and $100,000; nothing was started", DelegateTool)
 	}
 	parts := make([]part, len(a.Parts))
 	for i, raw := range a.Parts {
 		if err := tool.Decode(fmt.Sprintf("%s: part %d", DelegateTool, i+1), raw, &parts[i], "title", "instructions"); err != nil {
-			return nil, fmt.Errorf("%w; nothing was started", err)
+			return nil, nil, fmt.Errorf("%w; nothing was started", err)
 		}
 		p := parts[i]
 		if strings.TrimSpace(p.Title) == "" || strings.TrimSpace(p.Instructions) == "" {
-			return nil, fmt.Errorf("%s: part %d needs a title and instructions; nothing was started", DelegateTool, i+1)
+			return nil, nil, fmt.Errorf("%s: part %d needs a title and instructions; nothing was started", DelegateTool, i+1)
 		}
 		if err := taskrun.CheckText(p.Instructions, p.Title); err != nil {
-			return nil, fmt.Errorf("%s: part %d: %s Nothing was started", DelegateTool, i+1, errcode.Sentence(err))
+			return nil, nil, fmt.Errorf("%s: part %d: %s Nothing was started", DelegateTool, i+1, errcode.Sentence(err))
 		}
 		if len(p.Model) > taskrun.MaxTitle || len(p.Provider) > taskrun.MaxTitle {
-			return nil, fmt.Errorf("%s: part %d: model and provider must be under %d bytes; nothing was started", DelegateTool, i+1, taskrun.MaxTitle)
+			return nil, nil, fmt.Errorf("%s: part %d: model and provider must be under %d bytes; nothing was started", DelegateTool, i+1, taskrun.MaxTitle)
 		}
 	}
-	return parts, nil
+	return parts, a.Cap, nil
 }
 
 // waiting is a started task and where its finish arrives.
@@ -341,23 +364,35 @@ const (
 	replyTokens  = 1000
 )
 
-// fanOutTooDear says why the parts alone would pass the chat's limit ("" if
-// they would not).
-func (s *Service) fanOutTooDear(parent conversation.Conversation, specs []spec) string {
-	if parent.Limit <= 0 || s.cfg.Spending == nil {
-		return ""
+// estimate guesses what each part costs to start (nothing on a local model).
+func (s *Service) estimate(specs []spec) []float64 {
+	out := make([]float64, len(specs))
+	if s.cfg.Spending == nil {
+		return out
 	}
 	prices := chat.Prices(s.cfg.Spending.Prices())
-	est := 0.0
-	for _, sp := range specs {
+	for i, sp := range specs {
 		if sp.engine.Info.Category == provider.LocalModel {
 			continue
 		}
-		est += prices.Cost(sp.model, provider.Usage{InputTokens: systemTokens + len(sp.text)/4, OutputTokens: replyTokens})
+		out[i] = prices.Cost(sp.model, provider.Usage{InputTokens: systemTokens + len(sp.text)/4, OutputTokens: replyTokens})
+	}
+	return out
+}
+
+// fanOutTooDear says why the parts alone would pass the chat's limit ("" if
+// they would not).
+func (s *Service) fanOutTooDear(parent conversation.Conversation, estimates []float64) string {
+	if parent.Limit <= 0 {
+		return ""
+	}
+	est := 0.0
+	for _, e := range estimates {
+		est += e
 	}
 	if left := parent.Limit - parent.Spent; est > left {
 		return fmt.Sprintf("Refused: %s would cost about %s to start, and this chat has %s left of its %s limit. Nothing was started; raise the limit or use fewer parts.",
-			plural(len(specs), "part", "parts"), budget.USD(est), budget.USD(max(left, 0)), budget.USD(parent.Limit))
+			plural(len(estimates), "part", "parts"), budget.USD(est), budget.USD(max(left, 0)), budget.USD(parent.Limit))
 	}
 	return ""
 }

@@ -33,6 +33,10 @@ type Budget struct {
 	// Monthly is the most Conch may spend in a calendar month, in USD; 0
 	// sets no cap.
 	Monthly float64 `json:"monthly"`
+	// JobCap is the most one delegate's helpers may spend together, in
+	// USD, when the call names no cap of its own; 0 sets none. A job at
+	// its cap pauses rather than fails.
+	JobCap float64 `json:"jobCap"`
 }
 
 // Preferences are the person's settings that the engine reads.
@@ -96,6 +100,9 @@ func (p Preferences) Validate() error {
 	}
 	if p.Limits.Helper < 1 || p.Limits.Helper > 64 {
 		return fmt.Errorf("helpers at once must be between 1 and 64, not %d", p.Limits.Helper)
+	}
+	if p.Budget.JobCap < 0 || p.Budget.JobCap > 1e5 || math.IsNaN(p.Budget.JobCap) {
+		return fmt.Errorf("the cap of a delegated job must be between $0 (no cap) and $100,000, not %v", p.Budget.JobCap)
 	}
 	if p.Budget.Monthly < 0 || p.Budget.Monthly > 1e6 || math.IsNaN(p.Budget.Monthly) {
 		return fmt.Errorf("the monthly budget must be between $0 (no cap) and $1,000,000, not %v", p.Budget.Monthly)

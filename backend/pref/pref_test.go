@@ -2,6 +2,7 @@ package pref
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 )
@@ -38,5 +39,18 @@ func TestRetentionDaysMissingKeepsTheDefault(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(`{"retentionDays":0}`), &p); err != nil || p.RetentionDays != 0 {
 		t.Fatalf("an explicit 0 (forever) reads as %d, %v", p.RetentionDays, err)
+	}
+}
+
+func TestJobCap(t *testing.T) {
+	for _, tc := range []struct {
+		cap float64
+		ok  bool
+	}{{0, true}, {2.5, true}, {1e5, true}, {-0.01, false}, {1e5 + 1, false}, {math.NaN(), false}} {
+		p := Defaults()
+		p.Budget.JobCap = tc.cap
+		if err := p.Validate(); (err == nil) != tc.ok {
+			t.Errorf("JobCap %v: Validate = %v, want ok %v", tc.cap, err, tc.ok)
+		}
 	}
 }

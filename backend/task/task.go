@@ -280,6 +280,10 @@ type Task struct {
 	Wake         Wake          `json:"wake"`
 	Notified     bool          `json:"notified"`
 	Paused       *Paused       `json:"paused"`
+	// Estimate is what the part was guessed to cost to start, and Cap what
+	// its job (a delegate's helpers together) may spend, in USD.
+	Estimate float64 `json:"estimate,omitempty"`
+	Cap      float64 `json:"cap,omitempty"`
 	// Resume is set while a run carries on from where the last one
 	// stopped (and stays, saying so, once it ran); Retry clears it.
 	Resume      *Resume `json:"resume"`

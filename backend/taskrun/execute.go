@@ -102,6 +102,17 @@ func (r *Runner) run(ctx context.Context, e *entry, h *activeRun) {
 		r.flushOutput(flushCtx, e, w.Size)
 	}()
 
+	wake := make(chan struct{}, 1)
+	e.mu.Lock()
+	e.wake = wake
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		if e.wake == wake {
+			e.wake = nil
+		}
+		e.mu.Unlock()
+	}()
 	out, runErr := r.execute(ctx, e, ex, &Run{
 		Task:   started,
 		Mark:   procmark.Mark{Home: r.cfg.HomeMark, Task: id},
@@ -136,6 +147,21 @@ func (r *Runner) run(ctx context.Context, e *entry, h *activeRun) {
 		Started: func(pid int) {
 			_, _ = r.updateEntry(e, func(t *task.Task) error { t.Pid = pid; return nil })
 		},
+		Pause: func(p task.Paused, current string) {
+			_, _ = r.updateEntry(e, func(t *task.Task) error {
+				t.Paused, t.Current = &p, current
+				return nil
+			})
+			r.releaseSlot(h)
+		},
+		Unpause: func() {
+			r.takeSlot(h)
+			_, _ = r.updateEntry(e, func(t *task.Task) error {
+				t.Paused, t.Current = nil, ""
+				return nil
+			})
+		},
+		Woken: wake,
 	})
 	stopFlush()
 	<-flushDone
@@ -190,6 +216,7 @@ func (r *Runner) finish(e *entry, size *int64, out Outcome, cause error) {
 		}
 		t.ExitCode = out.ExitCode
 		t.Summary = out.Summary
+		t.Paused = nil // however it ended, it waits on nothing now
 		if out.Result != nil {
 			res := *out.Result
 			t.Result = &res

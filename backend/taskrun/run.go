@@ -48,6 +48,14 @@ type Run struct {
 	// Started records the process group the task runs in, so that a Conch
 	// that dies can end it at its next start.
 	Started func(pid int)
+	// Pause marks the task as waiting out a limit (p; Until when it lifts
+	// by itself), current saying what would lift it. While paused it
+	// gives up its slot; Unpause takes one back.
+	Pause   func(p task.Paused, current string)
+	Unpause func()
+	// Woken is signalled when the person presses Resume (Carry on) on the
+	// paused task.
+	Woken <-chan struct{}
 }
 
 // Outcome is what a finished run produced.

@@ -98,6 +98,9 @@ type entry struct {
 	deleted bool
 	askID   string // the pending question, if any
 	answer  chan bool
+	// wake is the running run's: Resume signals it while the task is
+	// paused.
+	wake chan struct{}
 }
 
 // activeRun is one run of a task. Each run owns its handle, so a run that
@@ -172,6 +175,7 @@ func (r *Runner) Start(ctx context.Context) error {
 					t.OutputBytes = size
 				}
 				t.Error = InterruptedReason
+				t.Paused = nil
 				t.AddStep("Interrupted when Conch stopped")
 				return t.SetStatus(task.Interrupted, r.cfg.Now())
 			}); err != nil {
@@ -589,8 +593,23 @@ func (r *Runner) Retry(id string) (task.Task, error) {
 
 // Resume carries an interrupted, failed or stopped chat task on from where
 // it stopped: its chat continues with the whole transcript and a notice of
-// what happened. Its steps, output and spend carry on.
+// what happened. Its steps, output and spend carry on. A task paused at a
+// limit is told to carry on now.
 func (r *Runner) Resume(id string) (task.Task, error) {
+	e, err := r.entry(id)
+	if err != nil {
+		return task.Task{}, err
+	}
+	e.mu.Lock()
+	t, wake := e.t.Clone(), e.wake
+	e.mu.Unlock()
+	if t.Paused != nil && t.Status.Active() && wake != nil {
+		select {
+		case wake <- struct{}{}:
+		default: // already told
+		}
+		return t, nil
+	}
 	return r.requeue(id, func(t *task.Task) error {
 		if why := t.Resumable(); why != "" {
 			return fmt.Errorf("%w: %s", ErrConflict, why)

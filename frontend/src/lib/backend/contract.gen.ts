@@ -294,6 +294,12 @@ export interface Task {
   notified: boolean;
   paused: Paused | null;
   /**
+   * Estimate is what the part was guessed to cost to start, and Cap what
+   * its job (a delegate's helpers together) may spend, in USD.
+   */
+  estimate?: number;
+  cap?: number;
+  /**
    * Resume is set while a run carries on from where the last one
    * stopped (and stays, saying so, once it ran); Retry clears it.
    */
@@ -560,6 +566,12 @@ export interface Budget {
    * sets no cap.
    */
   monthly: number;
+  /**
+   * JobCap is the most one delegate's helpers may spend together, in
+   * USD, when the call names no cap of its own; 0 sets none. A job at
+   * its cap pauses rather than fails.
+   */
+  jobCap: number;
 }
 
 /** Price is what a model costs, in USD per million tokens. */
@@ -588,6 +600,12 @@ export interface Conversation {
   spent: number;
   /** Limit is the most the chat may spend, in USD; 0 means no limit. */
   limit: number;
+  /**
+   * JobID groups the chats of one delegate's helpers; together they
+   * may spend JobCap (USD, 0: no cap of their own).
+   */
+  jobId?: string;
+  jobCap?: number;
   /** Running is true while a turn runs. */
   running: boolean;
   /** Ask is the pending permission question, if any. */

@@ -159,7 +159,7 @@ describe('HttpBackend.readOutput', () => {
 });
 
 describe('HttpBackend approvals, doctor and preferences', () => {
-  const prefs = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: false }, budget: { monthly: 0 }, prices: {}, limitFallback: 'codex', retentionDays: 90 };
+  const prefs = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: false }, budget: { monthly: 0, jobCap: 0 }, prices: {}, limitFallback: 'codex', retentionDays: 90 };
 
   it('reads the approvals, the doctor and the preferences', async () => {
     const answers: Record<string, unknown> = {

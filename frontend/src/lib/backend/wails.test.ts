@@ -61,7 +61,7 @@ describe('WailsBackend', () => {
   });
 
   it('calls the approvals, doctor and preferences bindings', async () => {
-    const prefs = { limits: { background: 2, helper: 4 }, notifications: { tasks: false, approvals: true }, budget: { monthly: 0 }, prices: {}, limitFallback: '', retentionDays: 90 };
+    const prefs = { limits: { background: 2, helper: 4 }, notifications: { tasks: false, approvals: true }, budget: { monthly: 0, jobCap: 0 }, prices: {}, limitFallback: '', retentionDays: 90 };
     const set = vi.fn(async (p: typeof prefs) => p);
     const b = new WailsBackend(
       bindings({

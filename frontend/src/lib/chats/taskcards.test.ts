@@ -3,7 +3,7 @@ import { Kind, MessageKind, Status, type TaskSnapshot } from '../backend/contrac
 import { makeTask } from '../tasks/fixture';
 import { makeMessage } from './fixture';
 import { foldMessages } from './model';
-import { bannerLead, bannerText, cardView, groupTally, helpersLabel, type TaskCardItem } from './taskcards';
+import { bannerLead, bannerText, cardView, groupCost, groupTally, helpersLabel, type TaskCardItem } from './taskcards';
 
 function event(seq: number, ev: Partial<TaskSnapshot> & Pick<TaskSnapshot, 'taskId'>, at = `2026-11-30T08:00:${String(seq).padStart(2, '0')}Z`) {
   return makeMessage({
@@ -165,5 +165,13 @@ describe('banner', () => {
     expect(bannerText({ kind: Kind.Helper, part: 2, parts: 3 }, 'Fix the build')).toBe('Helper 2 of 3 for Fix the build');
     expect(bannerLead({ kind: Kind.Helper })).toBe('Helper for');
     expect(bannerLead({ kind: Kind.Helper, part: 0, parts: 0 })).toBe('Helper for');
+  });
+});
+
+describe('groupCost', () => {
+  it('sums the estimates and names the cap', () => {
+    expect(groupCost([{ estimate: 0.01, cap: 1.5 }, { estimate: 0.02, cap: 1.5 }, undefined])).toBe('about $0.03 to start · cap $1.50');
+    expect(groupCost([{ estimate: 0, cap: 0 }])).toBe('');
+    expect(groupCost([{ estimate: 0.001, cap: 0 }])).toBe('about <$0.01 to start');
   });
 });

@@ -4,6 +4,7 @@
 // (or, once the task was deleted, from its newest event).
 
 import { Kind, Status, isFinished, type Result, type Task, type TaskSnapshot } from '../backend/contract';
+import { formatUSD } from '../money';
 import { worktreeLine } from '../tasks/language';
 
 /** One task's card: the task's events folded together. */
@@ -180,6 +181,23 @@ export function groupTally(views: readonly Pick<CardView, 'status'>[]): string {
     const n = views.filter((v) => v.status === s).length;
     if (n > 0) parts.push(say(n));
   }
+  return parts.join(' · ');
+}
+
+/**
+ * What a group was guessed to cost before its helpers started, and its
+ * job's cap: "about $0.03 to start · cap $1.50" ('' when neither is known).
+ */
+export function groupCost(tasks: readonly (Pick<Task, 'estimate' | 'cap'> | undefined)[]): string {
+  let estimate = 0;
+  let cap = 0;
+  for (const t of tasks) {
+    estimate += t?.estimate ?? 0;
+    cap = Math.max(cap, t?.cap ?? 0);
+  }
+  const parts: string[] = [];
+  if (estimate > 0) parts.push(`about ${formatUSD(estimate)} to start`);
+  if (cap > 0) parts.push(`cap ${formatUSD(cap)}`);
   return parts.join(' · ');
 }
 

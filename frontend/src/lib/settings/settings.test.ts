@@ -20,12 +20,12 @@ describe('parseLimit', () => {
 });
 
 describe('withLimit / withTopic', () => {
-  const p: Preferences = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 0 }, prices: {}, limitFallback: '', retentionDays: 90 };
+  const p: Preferences = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 0, jobCap: 0 }, prices: {}, limitFallback: '', retentionDays: 90 };
 
   it('changes one field and leaves the original alone', () => {
-    expect(withLimit(p, 'helper', 8)).toEqual({ limits: { background: 3, helper: 8 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 0 }, prices: {}, limitFallback: '', retentionDays: 90 });
-    expect(withTopic(p, 'tasks', false)).toEqual({ limits: { background: 3, helper: 4 }, notifications: { tasks: false, approvals: true }, budget: { monthly: 0 }, prices: {}, limitFallback: '', retentionDays: 90 });
-    expect(p).toEqual({ limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 0 }, prices: {}, limitFallback: '', retentionDays: 90 });
+    expect(withLimit(p, 'helper', 8)).toEqual({ limits: { background: 3, helper: 8 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 0, jobCap: 0 }, prices: {}, limitFallback: '', retentionDays: 90 });
+    expect(withTopic(p, 'tasks', false)).toEqual({ limits: { background: 3, helper: 4 }, notifications: { tasks: false, approvals: true }, budget: { monthly: 0, jobCap: 0 }, prices: {}, limitFallback: '', retentionDays: 90 });
+    expect(p).toEqual({ limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 0, jobCap: 0 }, prices: {}, limitFallback: '', retentionDays: 90 });
   });
 });
 
@@ -41,12 +41,15 @@ describe('monthly budget', () => {
     expect(parseBudget('2000000')).toHaveProperty('error');
   });
   it('changes only the budget', () => {
-    const p = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: false }, budget: { monthly: 0 }, prices: { x: { input: 1, output: 2 } }, limitFallback: 'codex', retentionDays: 90 };
+    const p = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: false }, budget: { monthly: 0, jobCap: 0 }, prices: { x: { input: 1, output: 2 } }, limitFallback: 'codex', retentionDays: 90 };
     const next = withBudget(p, 20);
     expect(next.budget?.monthly).toBe(20);
     expect(next.limits).toEqual(p.limits);
     expect(next.prices).toEqual(p.prices);
     expect(p.budget?.monthly).toBe(0);
+    const capped = withBudget(next, 2.5, 'jobCap');
+    expect(capped.budget).toEqual({ monthly: 20, jobCap: 2.5 });
+    expect(next.budget?.jobCap).toBe(0);
   });
 
   it('offers no fallback first, then the connected providers', () => {
@@ -69,7 +72,7 @@ describe('monthly budget', () => {
     expect(fallbackChoices([{ id: 'gone', name: 'Gone', ready: true, canAsk: true }], 'gone')).toHaveLength(2);
   });
   it('changes only the limit fallback', () => {
-    const p: Preferences = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 5 }, prices: {}, limitFallback: '', retentionDays: 90 };
+    const p: Preferences = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 5, jobCap: 0 }, prices: {}, limitFallback: '', retentionDays: 90 };
     const next = withLimitFallback(p, 'anthropic');
     expect(next).toEqual({ ...p, limitFallback: 'anthropic' });
     expect(p.limitFallback).toBe('');

@@ -50,9 +50,14 @@ export function parseBudget(raw: string): { value: number } | { error: string } 
   return { value: n };
 }
 
-/** p with the monthly budget changed. */
-export function withBudget(p: Preferences, monthly: number): Preferences {
-  return { ...p, limits: { ...p.limits }, notifications: { ...p.notifications }, budget: { monthly } };
+/** The money settings: the month's budget and a delegated job's cap. */
+export type MoneyKey = 'monthly' | 'jobCap';
+
+/** p with one money setting changed (the other kept). */
+export function withBudget(p: Preferences, value: number, key: MoneyKey = 'monthly'): Preferences {
+  const budget = { monthly: p.budget?.monthly ?? 0, jobCap: p.budget?.jobCap ?? 0 };
+  budget[key] = value;
+  return { ...p, limits: { ...p.limits }, notifications: { ...p.notifications }, budget };
 }
 
 /** The words of the limit fallback setting. */

@@ -31,7 +31,7 @@ function mockBackend(tasks: Task[] = []) {
     answerTask: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Running, rev: 10 })),
     approvals: vi.fn(async () => []),
     doctor: vi.fn(async () => ({ ok: true, checks: [] })),
-    preferences: vi.fn(async () => ({ limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 0 }, prices: {}, limitFallback: '', retentionDays: 90 })),
+    preferences: vi.fn(async () => ({ limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 0, jobCap: 0 }, prices: {}, limitFallback: '', retentionDays: 90 })),
     setPreferences: vi.fn(async (p: Preferences) => p),
     removeWorktree: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Done, rev: 12 })),
     ...chatMethods(),
