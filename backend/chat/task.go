@@ -36,6 +36,10 @@ type TaskHooks struct {
 	// Output is the task's log: its commands' output, its tools' results
 	// and its steps go there (nil: the chat's own command log).
 	Output io.Writer
+	// Env holds KEY=VALUE pairs its commands and its coding agent get (a
+	// helper's CONCH_PORT); Prompt is told to its model besides.
+	Env    []string
+	Prompt string
 }
 
 // TaskResult is what a task's turn came to.

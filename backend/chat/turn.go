@@ -141,6 +141,13 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) (end turnEnd) {
 	if src := m.toolSource(); src != nil {
 		extraPrompt = src.Prompt(ctx, c)
 	}
+	var taskEnv []string
+	if h := m.hooksOf(e); h != nil {
+		taskEnv = h.Env
+		if h.Prompt != "" {
+			extraPrompt += "\n\n" + h.Prompt
+		}
+	}
 	var info provider.Info
 	infoOf, reply := "", ""
 	for step := 0; ; step++ {
@@ -188,7 +195,7 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) (end turnEnd) {
 		m.progress(e, "Thinking", "")
 		req := provider.Request{
 			Model: model, System: systemPrompt(c) + extraPrompt, Messages: history, Tools: tools.Specs(),
-			Mode: c.Mode, Cwd: c.Cwd, Mark: m.markOf(c),
+			Mode: c.Mode, Cwd: c.Cwd, Mark: m.markOf(c), Env: taskEnv,
 			// A coding agent runs its own tools; each of its steps comes
 			// here first, to the same gate and guard as Conch's tools.
 			Ask: func(ctx context.Context, a provider.Action) (bool, error) {
@@ -668,6 +675,9 @@ func (m *Manager) runCall(ctx context.Context, e *entry, tools tool.Set, call pr
 		c = m.snapshot(e)
 	}
 	env := tool.Env{Dir: c.Cwd, HTTP: m.cfg.HTTP, Grace: m.cfg.CommandGrace, Mark: m.markOf(c)}
+	if h := m.hooksOf(e); h != nil {
+		env.Extra = h.Env
+	}
 	taskLog := m.taskLog(e)
 	switch {
 	case taskLog != nil:

@@ -113,6 +113,9 @@ type Request struct {
 	// Mark is what a CLI process (and so every tool it runs) carries, so
 	// healing after a crash finds them and nothing else.
 	Mark procmark.Mark
+	// Env holds KEY=VALUE pairs a CLI (and so every tool it runs) gets on
+	// top of its own environment (a helper's CONCH_PORT).
+	Env []string
 }
 
 // Action is a step a coding agent wants to take with one of its own tools.

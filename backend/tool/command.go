@@ -75,7 +75,7 @@ func run(ctx context.Context, env Env, dir, command string, timeout time.Duratio
 	}
 	cmd := exec.Command(bash, "-c", command)
 	cmd.Dir = dir
-	cmd.Env = os.Environ()
+	cmd.Env = append(os.Environ(), env.Extra...)
 	cmd.Stdout, cmd.Stderr = out, out
 	// A background child holding the pipe open must not hold the call open
 	// once bash itself has exited.

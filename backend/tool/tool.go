@@ -52,6 +52,9 @@ type Env struct {
 	// Mark is what every process a command starts carries (procmark), so
 	// healing after a crash finds them and nothing else.
 	Mark procmark.Mark
+	// Extra holds KEY=VALUE pairs every command gets on top of Conch's
+	// environment (a helper's CONCH_PORT).
+	Extra []string
 }
 
 // Tool is one host tool.

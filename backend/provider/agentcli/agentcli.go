@@ -124,6 +124,12 @@ func (c Config) getenv(key string) (string, bool) {
 
 func (c Config) environ() []string { return append(os.Environ(), c.Env...) }
 
+// with is c with env added to Env (a request's own variables).
+func (c Config) with(env []string) Config {
+	c.Env = append(append([]string(nil), c.Env...), env...)
+	return c
+}
+
 func (c Config) grace() time.Duration {
 	if c.Grace > 0 {
 		return c.Grace

@@ -124,7 +124,7 @@ func (c *Claude) Stream(ctx context.Context, req provider.Request) (<-chan provi
 			args = append(args, "--allowedTools", strings.Join(allowed, ","))
 		}
 	}
-	ch, err := launch(ctx, c.cfg, "claude", bin, args, req.Cwd, req.Mark, input, func(p *proc, e emitter) handler {
+	ch, err := launch(ctx, c.cfg.with(req.Env), "claude", bin, args, req.Cwd, req.Mark, input, func(p *proc, e emitter) handler {
 		return &claudeHandler{e: e, cwd: req.Cwd, srv: srv, uses: map[string]claudeBlock{}, streamed: map[string]bool{}}
 	})
 	if err != nil && srv != nil {

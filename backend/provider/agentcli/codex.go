@@ -218,7 +218,7 @@ func (c *Codex) Stream(ctx context.Context, req provider.Request) (<-chan provid
 	}
 	s := &codexSession{req: req, sandbox: sandbox, model: c.cfg.model(req), srv: srv,
 		turnDone: make(chan codexTurn, 1), items: map[string]codexItem{}, asked: map[string]string{}}
-	ch, err := launchRPC(ctx, c.cfg, "codex", bin, args, req.Cwd, req, func(e emitter) rpcSession {
+	ch, err := launchRPC(ctx, c.cfg.with(req.Env), "codex", bin, args, req.Cwd, req, func(e emitter) rpcSession {
 		s.e = e
 		return s
 	})

@@ -105,9 +105,8 @@ func (g *Gemini) Stream(ctx context.Context, req provider.Request) (<-chan provi
 			return nil, fmt.Errorf("gemini: serve Conch's tools: %w", err)
 		}
 	}
-	cfg := g.cfg
 	// One process, not a launcher that ignores SIGTERM and a child.
-	cfg.Env = append(append([]string(nil), cfg.Env...), "GEMINI_CLI_NO_RELAUNCH=true", "NO_COLOR=1")
+	cfg := g.cfg.with(append([]string{"GEMINI_CLI_NO_RELAUNCH=true", "NO_COLOR=1"}, req.Env...))
 	s := &geminiSession{req: req, srv: srv, calls: map[string]geminiCall{}, attempts: g.attempts()}
 	ch, err := launchRPC(ctx, cfg, "gemini", bin, args, req.Cwd, req, func(e emitter) rpcSession {
 		s.e = e
