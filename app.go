@@ -8,6 +8,7 @@ import (
 	"sync"
 	"syscall"
 
+	"conch/backend/backup"
 	"conch/backend/budget"
 	"conch/backend/chat"
 	"conch/backend/chattask"
@@ -36,6 +37,7 @@ type App struct {
 	tasks    *taskrun.Runner
 	chats    *chat.Manager
 	follow   *follow.Follower
+	prune    *backup.Pruner
 	alerts   *notify.Service
 	notifier notify.Notifier
 	svc      *service.Service
@@ -81,10 +83,11 @@ func openApp(ctx context.Context, home string, served bool) (*App, error) {
 	health.Shell = sh.Ready
 	a.tasks = taskrun.New(taskrun.Config{Store: st, Bus: a.bus, Logs: logs, Home: userHome, HomeMark: mark, Log: log,
 		Executors: map[string]taskrun.Executor{"shell": sh}, Conversations: chatTasks, Observe: a.follow.Observe})
+	a.prune = backup.NewPruner(backup.PruneConfig{Tasks: a.tasks, Preferences: prefs, Log: log})
 	// The hand-off tools start tasks in chats of their own, so they are
 	// made after both and offered to the chats.
 	h := handoff.New(handoff.Config{Chats: a.chats, Tasks: a.tasks, Follow: a.follow, Engines: engines,
-		Spending: spending, Worktrees: worktrees})
+		Spending: spending, Worktrees: worktrees, Preferences: prefs})
 	a.chats.Offer(h)
 	// The notifier calls back into the service (clicks, buttons), which
 	// sends through the notifier: the closure breaks the cycle.
@@ -105,8 +108,11 @@ func openApp(ctx context.Context, home string, served bool) (*App, error) {
 	}
 	chattask.SettleLeft(a.tasks)
 	a.follow.Start(a.tasks)
+	// Finished tasks past their retention go now, then daily.
+	_ = a.prune.Start(ctx)
 	a.svc = service.New(service.Config{Tasks: a.tasks, Logs: logs, Chats: a.chats, Handoff: h,
-		Providers: providers, Fallbacks: chatTasks, Prefs: st, Health: health})
+		Providers: providers, Fallbacks: chatTasks, Prefs: st, Health: health,
+		Backup: &backup.Source{Store: st, Home: home}})
 	return a, nil
 }
 
@@ -115,6 +121,7 @@ func openApp(ctx context.Context, home string, served bool) (*App, error) {
 func (a *App) close() error {
 	// Tasks first: their chats' turns end with them, and they are marked
 	// interrupted rather than failed.
+	a.prune.Stop()
 	a.tasks.Stop()
 	a.chats.Stop()
 	a.follow.Stop()

@@ -2,6 +2,8 @@
 //
 //	conch [--home DIR]                      open the window
 //	conch serve [--home DIR] [--addr A]     serve the app and API in a browser
+//	conch backup FILE [--with-output]       save a live backup of the home's store
+//	conch restore FILE [--replace]          bring a backup back into a home no Conch runs on
 //	conch version
 package main
 
@@ -26,6 +28,7 @@ import (
 	"syscall"
 	"time"
 
+	"conch/backend/backup"
 	"conch/backend/conversation"
 	"conch/backend/desktop"
 	"conch/backend/doctor"
@@ -58,6 +61,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runServe(args, stdout, stderr)
 	case "doctor":
 		return runDoctor(args, stdout, stderr)
+	case "backup":
+		return backup.BackupCommand(args, stdout, stderr, backupEnv)
+	case "restore":
+		return backup.RestoreCommand(args, stdout, stderr, backupEnv)
 	case "version":
 		fmt.Fprintln(stdout, "conch", version)
 		return 0
@@ -78,10 +85,16 @@ func usage(w io.Writer) {
                                            serve Conch in a browser (default 127.0.0.1:7420; port 0 picks one;
                                            an address beyond loopback needs --allow-remote)
   conch doctor [--home DIR]                say what is wrong and where to fix it (exit 1 when something is)
+`+backup.BackupUsage+`
+`+backup.RestoreUsage+`
   conch version                            print the version
 The home folder is --home, else $CONCH_HOME, else ~/.conch.
 `)
 }
+
+// backupEnv is how `conch backup` and `conch restore` find the home, and
+// the running Conch a backup is asked of.
+var backupEnv = backup.Env{Home: homeDir, URLFile: urlFile, TokenFile: gateway.TokenFile}
 
 // flags are a subcommand's flags; every subcommand takes --home.
 type flags struct {

@@ -253,12 +253,19 @@ func RestoreCommand(args []string, stdout, stderr io.Writer, env Env) int {
 		what += ", " + count(res.Logs, "output log")
 	}
 	fmt.Fprintf(stdout, "Restored %s into %s: %s.\n", file, home, what)
-	if res.Interrupted > 0 {
-		fmt.Fprintf(stdout, "%s running when the backup was taken; now interrupted: Resume or Try again carries on from the tasks page.\n",
-			strings.Replace(count(res.Interrupted, "task"), " task", " task was", 1))
+	switch res.Interrupted {
+	case 0:
+	case 1:
+		fmt.Fprintln(stdout, "1 task was running when the backup was taken; it is interrupted now: carry it on from the tasks page (Resume, or Try again).")
+	default:
+		fmt.Fprintf(stdout, "%d tasks were running when the backup was taken; they are interrupted now: carry them on from the tasks page (Resume, or Try again).\n", res.Interrupted)
 	}
-	if res.Queued > 0 {
-		fmt.Fprintf(stdout, "%s waiting in line; it starts when Conch does.\n", count(res.Queued, "task"))
+	switch res.Queued {
+	case 0:
+	case 1:
+		fmt.Fprintln(stdout, "1 task is waiting in line; it starts when Conch does.")
+	default:
+		fmt.Fprintf(stdout, "%d tasks are waiting in line; they start when Conch does.\n", res.Queued)
 	}
 	if res.Kept != "" {
 		fmt.Fprintf(stdout, "The store it replaced is kept as %s.\n", res.Kept)
