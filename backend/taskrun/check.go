@@ -76,7 +76,13 @@ func RunCheck(ctx context.Context, run *Run, dir, command string, askFirst bool)
 	ctx, cancel := context.WithTimeout(ctx, CheckTimeout)
 	defer cancel()
 	tail := &checkTailWriter{}
-	fmt.Fprintf(run.Output, "\n── check: %s ──\n", command)
+	lead := "" // a line of its own, after output that did not end one
+	if run.Tail != nil {
+		if last := run.Tail(1); last != "" && last != "\n" {
+			lead = "\n"
+		}
+	}
+	fmt.Fprintf(run.Output, "%s── check: %s ──\n", lead, command)
 	cmd := exec.Command(bash, "-c", command)
 	cmd.Dir = dir
 	cmd.Env = os.Environ()

@@ -320,6 +320,14 @@ function startModelServer() {
     // then reports. Its system prompt says it is a handed-off task, and only
     // tasks have report_result.
     const isTask = /handed off from another chat/i.test(system) || (r.tools ?? []).some((/** @type {any} */ t) => t.function?.name === 'report_result');
+    const drafting = /draft and fall over/i.test(userText);
+    // A helper told "salvage-draft" writes a draft, then its model falls
+    // over: the helper fails with uncommitted work in its worktree.
+    if (isTask && /salvage-draft/.test(userText) && toolDone) {
+      res.writeHead(500, { 'Content-Type': 'application/json' });
+      res.end('{"error":{"message":"the model fell over","type":"server_error"}}');
+      return;
+    }
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
     const id = `chatcmpl-${requests.length}`;
     const chunk = (/** @type {any} */ delta, /** @type {string | null} */ finish = null) =>
@@ -345,7 +353,12 @@ function startModelServer() {
       }
       chunk({}, 'stop');
     };
-    if (isTask && /commit-in-worktree/.test(userText)) {
+    if (isTask && /salvage-draft/.test(userText)) {
+      await callTool('write_file', { path: 'draft.md', content: 'half a draft\n' });
+    } else if (drafting) {
+      if (!toolDone) await callTool('delegate', { parts: [{ title: 'Draft', instructions: 'Write the draft (salvage-draft).', worktree: true }] });
+      else await say('The draft helper fell over; its work is kept.');
+    } else if (isTask && /commit-in-worktree/.test(userText)) {
       if (!toolDone) {
         await sleep(300);
         await callTool('run_command', {
@@ -1432,6 +1445,103 @@ async function main() {
       await tc.scrollIntoViewIfNeeded();
       await page.mouse.move(0, 0);
       await shoot(page, 'tasks-overlap');
+    });
+
+    await check('a command with a check that passes says "Done (verified)"', async () => {
+      const dir = temp('conch-e2e-check-');
+      const made = await api(origin, token, 'POST', '/api/tasks', {
+        text: 'printf ok > verified.txt',
+        options: { provider: 'shell', mode: 'auto', cwd: dir, check: 'grep -q ok verified.txt' },
+      });
+      if (made.status !== 201) throw new Error(`POST /api/tasks: ${made.status} ${JSON.stringify(made.json)}`);
+      await visit(page, 'tasks');
+      const c = page.locator(`article[data-task-id="${made.json.id}"]`);
+      await until('the card to say Done (verified)', async () => ((await c.locator('.chip').textContent({ timeout: 1000 })) ?? '').trim() === 'Done (verified)');
+      const t = (await api(origin, token, 'GET', `/api/tasks/${made.json.id}`)).json;
+      if (t.result?.source !== 'check') throw new Error(`its result came from ${t.result?.source}`);
+      await c.scrollIntoViewIfNeeded();
+      await page.mouse.move(0, 0);
+      await shoot(page, 'tasks-verified');
+    });
+
+    await check('a helper that fails with work in its worktree keeps it: the card lists it, Resume is offered, and Discard asks first, quoting it', async () => {
+      if (!providersLanded) throw new Error('not run: GET /api/providers is not served by this binary');
+      const repo = temp('conch-e2e-salvage-');
+      const git = (/** @type {string[]} */ ...args) => execFileSync('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@example.com', ...args], { cwd: repo, encoding: 'utf8' });
+      git('init', '-q', '-b', 'main');
+      writeFileSync(join(repo, 'README.md'), '# Salvage\n');
+      git('add', 'README.md');
+      git('commit', '-q', '-m', 'Start');
+      const made = await api(origin, token, 'POST', '/api/conversations', { title: 'Salvage check', provider: 'e2e-model', model: 'test-model', mode: 'auto', cwd: repo });
+      if (made.status !== 200 && made.status !== 201) throw new Error(`POST /api/conversations: ${made.status} ${JSON.stringify(made.json)}`);
+      const chatId = made.json.id;
+      await page.evaluate((id) => (location.hash = `#chat/${encodeURIComponent(id)}`), chatId);
+      const view = page.locator('#chat');
+      await view.getByRole('heading', { name: 'Salvage check', level: 1 }).waitFor({ timeout: stepTimeout });
+      const box = view.getByRole('textbox', { name: 'Message' });
+      await box.fill('Please draft and fall over');
+      await box.press('Enter');
+      await view.locator('[data-kind="assistant"]', { hasText: 'its work is kept' }).waitFor({ timeout: 40_000 });
+      const helper = (await api(origin, token, 'GET', '/api/tasks')).json.tasks.find((/** @type {any} */ t) => t.kind === 'helper' && t.parentConversationId === chatId);
+      const ref = `refs/conch/salvage/${helper?.id}`;
+      if (helper?.status !== 'failed' || helper.worktree?.salvage?.ref !== ref) throw new Error(`the helper: ${JSON.stringify(helper)}`);
+      if (git('show', `${ref}:draft.md`) !== 'half a draft\n') throw new Error('the salvage ref does not hold the draft');
+      const c = view.locator(`[data-task-card][data-task-id="${helper.id}"]`);
+      const toggle = c.getByRole('button', { name: 'Show details' });
+      if (await toggle.isVisible()) await toggle.click();
+      const note = c.getByRole('region', { name: 'Unfinished work' });
+      await until('the card to list the draft', async () => ((await note.textContent({ timeout: 1000 })) ?? '').includes('draft.md'));
+      await c.getByRole('button', { name: 'Resume' }).waitFor({ timeout: stepTimeout });
+      await c.getByRole('button', { name: 'Open folder' }).waitFor({ timeout: stepTimeout });
+      await c.scrollIntoViewIfNeeded();
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat-salvage');
+      await c.getByRole('button', { name: 'Discard' }).click();
+      const confirm = c.getByRole('group', { name: /holds work/ });
+      await confirm.waitFor({ timeout: stepTimeout });
+      const said = ((await confirm.textContent()) ?? '').replace(/\s+/g, ' ');
+      if (!said.includes('draft.md')) throw new Error(`the confirmation does not quote what would be lost: "${said}"`);
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat-salvage-discard');
+      await page.keyboard.press('Escape');
+      await confirm.waitFor({ state: 'detached', timeout: stepTimeout });
+      if (git('rev-parse', '--verify', '--quiet', ref).trim() === '') throw new Error('Esc dropped the salvage');
+      await c.getByRole('button', { name: 'Discard' }).click();
+      await c.getByRole('button', { name: 'Discard it all' }).click();
+      await c.locator('[data-worktree="removed"]').waitFor({ timeout: stepTimeout });
+      let gone = false;
+      try {
+        git('rev-parse', '--verify', '--quiet', ref);
+      } catch {
+        gone = true;
+      }
+      if (!gone) throw new Error('the salvage ref is still there after Discard');
+    });
+
+    await check('Resume on an interrupted card carries the task on, its model told what happened', async () => {
+      if (!parentChat) throw new Error('not run: no chat to send from');
+      const made = await api(origin, token, 'POST', '/api/tasks', { text: 'Summarise the notes, but slowly please', conversationId: parentChat });
+      if (made.status !== 201) throw new Error(`POST /api/tasks: ${made.status} ${JSON.stringify(made.json)}`);
+      const id = made.json.id;
+      await until('the task to work', async () => (await api(origin, token, 'GET', `/api/tasks/${id}`)).json?.status === 'running');
+      const port = new URL(origin).port;
+      const s = server;
+      stopServer();
+      await until('the server to stop', async () => s?.exitCode !== null || s?.signalCode !== null);
+      await startServer(home, `127.0.0.1:${port}`);
+      await visit(page, 'tasks');
+      const c = page.locator(`article[data-task-id="${id}"]`);
+      await until('the card to say Interrupted', async () => (await c.getAttribute('data-status', { timeout: 1000 })) === 'interrupted');
+      const resume = c.getByRole('button', { name: 'Resume' });
+      await resume.waitFor({ timeout: stepTimeout });
+      await c.scrollIntoViewIfNeeded();
+      await page.mouse.move(0, 0);
+      await shoot(page, 'tasks-interrupted-resume');
+      const before = model.requests.length;
+      await resume.click();
+      await until('the card to be done', async () => (await c.getAttribute('data-status', { timeout: 1000 })) === 'done', 30_000);
+      const told = model.requests.slice(before).some((r) => JSON.stringify(r.messages ?? []).includes('Conch stopped while this was running') && JSON.stringify(r.messages ?? []).includes('Summarise the notes, but slowly please'));
+      if (!told) throw new Error("the resumed task's model was not told what happened, with its transcript");
     });
 
     await check('settings: the provider that carries on at a limit is picked, saved and still picked after a reload', async () => {
