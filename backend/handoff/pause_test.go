@@ -96,3 +96,45 @@ func TestAProvidersLimitWithAResetTimePausesUntilThen(t *testing.T) {
 		t.Fatalf("after the limit lifted: %s %q %+v", tk.Status, tk.Error, tk.Result)
 	}
 }
+
+// At the month's budget a task pauses (until the month turns, the card
+// says); raising the budget in the preferences lets it carry on.
+func TestATaskAtTheMonthsBudgetPausesUntilItIsRaised(t *testing.T) {
+	srv := startModel(t, []string{"big-model"}, func(_ context.Context, a asked) answer {
+		if !a.Task() {
+			return handsOff("start_background_task", map[string]string{"text": "spend, then report", "title": "Spend"})(context.Background(), a)
+		}
+		if len(a.Results()) == 0 {
+			ans := callTool("list_files", map[string]string{"path": "."})
+			ans.Out = 1000
+			return ans
+		}
+		return callTool("report_result", map[string]string{"summary": "Done within the new budget."})
+	})
+	e := setup(t, []engineOpt{{id: "main", name: "Main", srv: srv}}, func(e *env) {
+		e.prefs.Prices = map[string]pref.Price{"big-model": {Input: 0, Output: 1000}}
+		e.prefs.Budget.Monthly = 1
+	})
+	ch := e.chat(t, "main", task.Auto, e.dir)
+	if _, err := e.chats.Send(ch.ID, "spend in the background"); err != nil {
+		t.Fatal(err)
+	}
+	var tk task.Task
+	eventually(t, "the task to pause at the month's budget", func() bool {
+		ts := e.tasksOf(ch.ID)
+		if len(ts) == 1 {
+			tk = ts[0]
+		}
+		return len(ts) == 1 && (tk.Paused != nil || tk.Status.Finished())
+	})
+	if tk.Paused == nil || tk.Paused.Until.IsZero() || tk.Paused.Until.Day() != 1 || !strings.Contains(tk.Current, "This month's budget of $1.00 is spent") {
+		t.Fatalf("paused: %s %q %+v %q", tk.Status, tk.Error, tk.Paused, tk.Current)
+	}
+	e.prefsMu.Lock()
+	e.prefs.Budget.Monthly = 100
+	e.prefsMu.Unlock()
+	tk = e.waitDone(t, tk.ID)
+	if tk.Status != task.Done || tk.Result == nil || tk.Result.Text != "Done within the new budget." {
+		t.Fatalf("after the raise: %s %q %+v", tk.Status, tk.Error, tk.Result)
+	}
+}
