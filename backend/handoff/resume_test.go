@@ -3,7 +3,9 @@ package handoff_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"conch/backend/conversation"
 	"conch/backend/handoff"
 	"conch/backend/task"
+	"conch/backend/taskrun"
 )
 
 // carriesOn is the words of a resumed task's notice the model must see.
@@ -205,4 +208,58 @@ func (e *env) waitDone(t *testing.T, id string) task.Task {
 		return tk.Status.Finished()
 	})
 	return tk
+}
+
+// Resume from many clients at once takes effect once: one call queues the
+// task, every other is refused with a conflict, and it runs once.
+func TestResumeFromManyClientsAtOnce(t *testing.T) {
+	var broken atomic.Bool
+	broken.Store(true)
+	var resumed atomic.Int32
+	srv := startModel(t, []string{"big-model"}, func(_ context.Context, a asked) answer {
+		if !a.Task() {
+			return handsOff(handoff.BackgroundTool, map[string]string{"text": "count the files", "title": "Count"})(context.Background(), a)
+		}
+		if strings.Contains(a.transcript(), carriesOn) {
+			resumed.Add(1)
+			return callTool("report_result", map[string]string{"summary": "Carried on."})
+		}
+		if broken.Load() {
+			return answer{Status: 500, Body: `{"error":{"message":"the model fell over","type":"server_error"}}`}
+		}
+		return say("unreachable")
+	})
+	e := setup(t, []engineOpt{{id: "main", name: "Main", srv: srv}})
+	ch := e.chat(t, "main", task.Auto, e.dir)
+	if _, err := e.chats.Send(ch.ID, "count them in the background"); err != nil {
+		t.Fatal(err)
+	}
+	tk := e.onlyTask(t, ch.ID)
+	if tk.Status != task.Failed {
+		t.Fatalf("first run: %s", tk.Status)
+	}
+	var ok, refused atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := e.svc.ResumeTask(tk.ID)
+			switch {
+			case err == nil:
+				ok.Add(1)
+			case errors.Is(err, taskrun.ErrConflict) || errors.Is(err, task.ErrInvalidTransition):
+				refused.Add(1)
+			default:
+				t.Errorf("resume: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if ok.Load() != 1 || refused.Load() != 7 {
+		t.Fatalf("%d resumes took effect, %d were refused", ok.Load(), refused.Load())
+	}
+	if done := e.waitDone(t, tk.ID); done.Status != task.Done || resumed.Load() != 1 {
+		t.Fatalf("after the resumes: %s, its model carried on %d times", done.Status, resumed.Load())
+	}
 }
