@@ -1,6 +1,7 @@
 import type {
   AppEvent,
   Approval,
+  BackupSaved,
   Conversation,
   ConversationPage,
   CreateConversationRequest,
@@ -56,6 +57,13 @@ export interface Backend {
   preferences(): Promise<Preferences>;
   /** Saves the whole preferences object and returns what was saved; a bad value rejects with code `invalid`. */
   setPreferences(p: Preferences): Promise<Preferences>;
+  /**
+   * Takes a live backup of the store, with the output logs a tar
+   * (withOutput). In a browser it is downloaded (GET /api/backup); the window
+   * saves it in the Downloads folder. Resolves with its name and size, and
+   * where it was saved (path, the window only).
+   */
+  saveBackup(withOutput: boolean): Promise<BackupSaved>;
   /** Every chat (task chats left out), the most recently changed first. */
   listConversations(): Promise<Conversation[]>;
   createConversation(req: CreateConversationRequest): Promise<Conversation>;

@@ -71,6 +71,9 @@ export const budgetRange = { min: 0, max: 1_000_000 } as const;
 /** The bounds of each limit in preferences (pref.Validate). */
 export const limitRange = { min: 1, max: 64 } as const;
 
+/** The bounds of retentionDays, in days; 0 keeps finished tasks forever (pref.Validate). */
+export const retentionRange = { min: 0, max: 36_500, default: 90 } as const;
+
 /** One live update about tasks or the app. */
 export type TaskEvent =
   | { type: typeof EventType.TaskChanged; task: Task }

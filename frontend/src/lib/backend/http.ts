@@ -1,22 +1,25 @@
 import type { Backend } from './backend';
-import type {
-  AppEvent,
-  Approval,
-  Conversation,
-  ConversationPage,
-  CreateConversationRequest,
-  CreateTaskRequest,
-  DoctorReport,
-  Message,
-  OutputChunk,
-  PatchConversationRequest,
-  Preferences,
-  Provider,
-  ProviderConfig,
-  Task,
-  TaskList,
+import {
+  ErrorCode,
+  type AppEvent,
+  type Approval,
+  type BackupSaved,
+  type Conversation,
+  type ConversationPage,
+  type CreateConversationRequest,
+  type CreateTaskRequest,
+  type DoctorReport,
+  type Message,
+  type OutputChunk,
+  type PatchConversationRequest,
+  type Preferences,
+  type Provider,
+  type ProviderConfig,
+  type Task,
+  type TaskList,
 } from './contract';
-import { networkError, parseErrorResponse } from './error';
+import { attachmentName, saveBlob } from './download';
+import { ApiError, networkError, parseErrorResponse } from './error';
 import { parseEvent } from './event';
 import { leadingPartial, trailingPartial } from './utf8';
 
@@ -152,6 +155,20 @@ export class HttpBackend implements Backend {
 
   setPreferences(p: Preferences): Promise<Preferences> {
     return this.json<Preferences>('PATCH', '/api/preferences', p);
+  }
+
+  async saveBackup(withOutput: boolean, save: (blob: Blob, name: string) => void = saveBlob): Promise<BackupSaved> {
+    const res = await this.request('GET', withOutput ? '/api/backup?output=1' : '/api/backup');
+    let blob: Blob;
+    try {
+      blob = await res.blob();
+    } catch {
+      // The server aborts a backup that broke off rather than end it early.
+      throw new ApiError(ErrorCode.Network, 'The backup broke off before it was whole; try again.');
+    }
+    const name = attachmentName(res.headers.get('Content-Disposition')) ?? (withOutput ? 'conch-backup.tar' : 'conch-backup.db');
+    save(blob, name);
+    return { path: '', name, bytes: blob.size, tar: withOutput };
   }
 
   async listConversations(): Promise<Conversation[]> {

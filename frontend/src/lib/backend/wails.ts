@@ -4,6 +4,7 @@ import {
   type AppEvent,
   type Bindings,
   type Approval,
+  type BackupSaved,
   type Conversation,
   type ConversationPage,
   type CreateConversationRequest,
@@ -106,6 +107,9 @@ export class WailsBackend implements Backend {
   }
   setPreferences(p: Preferences): Promise<Preferences> {
     return call(() => this.app.SetPreferences(p));
+  }
+  saveBackup(withOutput: boolean): Promise<BackupSaved> {
+    return call(() => this.app.SaveBackup(withOutput));
   }
 
   async listConversations(): Promise<Conversation[]> {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Preferences } from '../backend/contract';
-import { fallbackChoices, parseBudget, parseLimit, withBudget, withLimit, withLimitFallback, withTopic } from './settings';
+import { fallbackChoices, parseBudget, parseLimit, parseRetention, sizeText, withBudget, withLimit, withLimitFallback, withRetention, withTopic } from './settings';
 
 describe('parseLimit', () => {
   it('takes whole numbers from 1 to 64', () => {
@@ -79,3 +79,35 @@ describe('monthly budget', () => {
     expect(withLimitFallback(next, '').limitFallback).toBe('');
   });
 });
+
+describe('parseRetention / withRetention', () => {
+  it('takes whole days from 0 (forever) to 36,500', () => {
+    expect(parseRetention('0')).toEqual({ value: 0 });
+    expect(parseRetention(' 90 ')).toEqual({ value: 90 });
+    expect(parseRetention('36500')).toEqual({ value: 36500 });
+  });
+
+  it('says what is wrong in one sentence', () => {
+    expect(parseRetention('')).toEqual({ error: 'Enter a number of days from 0 (forever) to 36,500.' });
+    expect(parseRetention('36501')).toEqual({ error: 'Use a number of days from 0 (forever) to 36,500.' });
+    expect(parseRetention('-1')).toEqual({ error: 'Use a whole number of days from 0 (forever) to 36,500.' });
+    expect(parseRetention('1.5')).toEqual({ error: 'Use a whole number of days from 0 (forever) to 36,500.' });
+  });
+
+  it('changes the retention alone, leaving p as it was', () => {
+    const p: Preferences = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 0, jobCap: 0 }, prices: {}, limitFallback: '', retentionDays: 90 };
+    expect(withRetention(p, 0)).toEqual({ ...p, retentionDays: 0 });
+    expect(p.retentionDays).toBe(90);
+  });
+});
+
+describe('sizeText', () => {
+  it('reads as a person would say it', () => {
+    expect(sizeText(1)).toBe('1 byte');
+    expect(sizeText(812)).toBe('812 bytes');
+    expect(sizeText(14 * 1024 + 100)).toBe('14 KB');
+    expect(sizeText(3.25 * 1024 * 1024)).toBe('3.3 MB');
+    expect(sizeText(2 * 1024 ** 3)).toBe('2.0 GB');
+  });
+});
+

@@ -1,7 +1,7 @@
 // The settings page's rules: what a limit may be and how a change becomes
 // the whole preferences object that SetPreferences (and PATCH) take.
 
-import { budgetRange, limitRange, type Preferences, type Provider } from '../backend/contract';
+import { budgetRange, limitRange, retentionRange, type Preferences, type Provider } from '../backend/contract';
 
 /** A limit preferences hold. */
 export type LimitKey = keyof Preferences['limits'];
@@ -94,3 +94,34 @@ export function fallbackChoices(providers: readonly Pick<Provider, 'id' | 'name'
 export function withLimitFallback(p: Preferences, id: string): Preferences {
   return { ...p, limits: { ...p.limits }, notifications: { ...p.notifications }, limitFallback: id };
 }
+
+/** The words of the retention setting. */
+export const retentionText = {
+  label: 'Keep finished tasks for (days)',
+  explain: 'Finished tasks that ended longer ago are deleted with their output, at start and then daily; their chats stay. 0 keeps them forever.',
+} as const;
+
+/** Reads what was typed into the retention field: whole days (0 keeps forever), or one sentence saying what is wrong. */
+export function parseRetention(raw: string): { value: number } | { error: string } {
+  const s = raw.trim();
+  const range = `from ${retentionRange.min} (forever) to ${retentionRange.max.toLocaleString('en-US')}`;
+  if (s === '') return { error: `Enter a number of days ${range}.` };
+  if (!/^\d+$/.test(s)) return { error: `Use a whole number of days ${range}.` };
+  const n = Number(s);
+  if (n > retentionRange.max) return { error: `Use a number of days ${range}.` };
+  return { value: n };
+}
+
+/** p with the retention changed. */
+export function withRetention(p: Preferences, days: number): Preferences {
+  return { ...p, limits: { ...p.limits }, notifications: { ...p.notifications }, retentionDays: days };
+}
+
+/** A size in bytes as a person reads it: 812 bytes, 14 KB, 3.2 MB. */
+export function sizeText(bytes: number): string {
+  if (bytes >= 1024 ** 3) return `${(bytes / 1024 ** 3).toFixed(1)} GB`;
+  if (bytes >= 1024 ** 2) return `${(bytes / 1024 ** 2).toFixed(1)} MB`;
+  if (bytes >= 1024) return `${Math.round(bytes / 1024)} KB`;
+  return bytes === 1 ? '1 byte' : `${bytes} bytes`;
+}
+

@@ -33,6 +33,7 @@ function mockBackend(tasks: Task[] = []) {
     doctor: vi.fn(async () => ({ ok: true, checks: [] })),
     preferences: vi.fn(async () => ({ limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 0, jobCap: 0 }, prices: {}, limitFallback: '', retentionDays: 90 })),
     setPreferences: vi.fn(async (p: Preferences) => p),
+    saveBackup: vi.fn(async (withOutput: boolean) => ({ path: '', name: 'conch-backup.db', bytes: 1, tar: withOutput })),
     removeWorktree: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Done, rev: 12 })),
     ...chatMethods(),
     subscribe: vi.fn((ev: (e: AppEvent) => void, rc: () => void) => {
