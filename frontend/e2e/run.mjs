@@ -1562,6 +1562,37 @@ async function main() {
       await shoot(page, 'settings-fallback');
     });
 
+    await check('settings: Backup downloads a live snapshot of the store, or a tar with the logs; retention is saved', async () => {
+      await visit(page, 'settings');
+      const button = page.getByRole('button', { name: 'Download backup' });
+      await button.scrollIntoViewIfNeeded();
+      const logs = page.getByRole('switch', { name: 'Include output logs' });
+      for (const withLogs of [false, true]) {
+        if ((await logs.getAttribute('aria-checked')) !== String(withLogs)) await logs.click();
+        const [download] = await Promise.all([page.waitForEvent('download', { timeout: stepTimeout }), button.click()]);
+        const name = download.suggestedFilename();
+        const bytes = readFileSync(await download.path());
+        // bbolt's magic sits after the first page's 16-byte header; a tar says ustar at 257.
+        const bbolt = bytes.length > 20 && bytes.readUInt32LE(16) === 0xed0cdaed;
+        const tar = bytes.length > 262 && bytes.subarray(257, 262).toString('latin1') === 'ustar';
+        if (withLogs ? !tar || !/^conch-backup-\d{8}-\d{6}\.tar$/.test(name) || !bytes.includes('output.log') : !bbolt || !/^conch-backup-\d{8}-\d{6}\.db$/.test(name)) {
+          throw new Error(`the ${withLogs ? 'tar' : 'snapshot'} download is ${name}, ${bytes.length} bytes starting ${bytes.subarray(0, 24).toString('hex')}`);
+        }
+        await page.getByText(`Downloaded ${name}`).waitFor({ timeout: stepTimeout });
+      }
+      const keep = page.getByLabel('Keep finished tasks for (days)');
+      await keep.fill('30');
+      await keep.press('Enter');
+      await until('the server to keep finished tasks 30 days', async () => (await api(origin, token, 'GET', '/api/preferences')).json.retentionDays === 30);
+      await keep.fill('90');
+      await keep.press('Enter');
+      await until('the retention back at 90', async () => (await api(origin, token, 'GET', '/api/preferences')).json.retentionDays === 90);
+      await button.scrollIntoViewIfNeeded();
+      await page.mouse.move(0, 0);
+      await shoot(page, 'settings-backup');
+      await logs.click();
+    });
+
     await check('a delegate hands its parts to the real Claude Code, Codex and Gemini CLI; the three cards say by whom', async () => {
       const agents = await startAgentServers();
       try {
