@@ -99,8 +99,10 @@ func openApp(ctx context.Context, home string, served bool) (*App, error) {
 	a.alerts = notify.NewService(notify.Config{Tasks: a.tasks, Bus: a.bus, Notifier: a.notifier,
 		Topics: func() pref.Topics { return prefs().Notifications }, Open: a.open})
 	a.alerts.Start(ctx)
-	if err = a.tasks.Start(ctx); err == nil {
-		err = a.chats.Start(ctx)
+	// Chats first: the runner dispatches the tasks left queued as it
+	// starts, and a chat task's run needs its chat loaded.
+	if err = a.chats.Start(ctx); err == nil {
+		err = a.tasks.Start(ctx)
 	}
 	if err != nil {
 		_ = a.close()
