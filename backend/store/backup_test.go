@@ -188,7 +188,7 @@ func TestVerifyRefuses(t *testing.T) {
 	}
 	ok := write("ok.db", snap.Bytes())
 	got, err := Verify(ok)
-	if err != nil || got.Tasks != 300 || got.Schema != 1 {
+	if err != nil || got.Tasks != 300 || got.Schema != SchemaVersion {
 		t.Fatalf("Verify of a good snapshot = %+v, %v", got, err)
 	}
 }

@@ -25,7 +25,11 @@ import (
 // SchemaVersion is the layout of the buckets this Conch writes. Open refuses
 // a database that records a higher version: an older Conch must not rewrite
 // records it does not understand.
-const SchemaVersion = 1
+//
+//  1. tasks, conversations, messages, preferences, providers, spend.
+//  2. the task index (see taskindex.go), built at Open from the records of
+//     a version 1 database.
+const SchemaVersion = 2
 
 // OpenTimeout is how long Open waits for another process to release the
 // database's file lock before it gives up with ErrInUse.
@@ -53,7 +57,7 @@ var (
 	keySchema = []byte("schema")
 	keyPrefs  = []byte("preferences")
 
-	buckets = [][]byte{bucketMeta, bucketTasks, bucketPrefs, bucketConvs, bucketMsgs, bucketProviders, bucketProviderKeys, bucketSpend}
+	buckets = [][]byte{bucketMeta, bucketTasks, bucketTaskIndex, bucketPrefs, bucketConvs, bucketMsgs, bucketProviders, bucketProviderKeys, bucketSpend}
 )
 
 // Bolt is the bbolt-backed Store. All writes go through one goroutine that
@@ -94,6 +98,8 @@ type op struct {
 	// mustExist makes the request fail with ErrNotFound (and apply none of
 	// its ops) when key is absent, e.g. deleting an unknown task.
 	mustExist bool
+	// index keeps the task index in step with a task record.
+	index bool
 }
 
 // request is what a caller hands the writer: ops applied together, in order,
@@ -154,7 +160,12 @@ func prepare(tx *bolt.Tx) error {
 		}
 	}
 	meta := tx.Bucket(bucketMeta)
-	if meta.Get(keySchema) == nil {
+	if meta.Get(keyTaskIndexed) == nil {
+		if err := buildTaskIndex(tx); err != nil {
+			return fmt.Errorf("index the tasks: %w", err)
+		}
+	}
+	if v, _ := strconv.Atoi(string(meta.Get(keySchema))); v < SchemaVersion {
 		if err := meta.Put(keySchema, []byte(strconv.Itoa(SchemaVersion))); err != nil {
 			return fmt.Errorf("write schema version: %w", err)
 		}
@@ -223,7 +234,7 @@ func (b *Bolt) PutTask(t task.Task) error {
 	if err != nil {
 		return fmt.Errorf("put task %s: encode: %w", t.ID, err)
 	}
-	if err := b.submit(op{bucket: bucketTasks, key: []byte(t.ID), value: v}); err != nil {
+	if err := b.submit(op{bucket: bucketTasks, key: []byte(t.ID), value: v, index: true}); err != nil {
 		return fmt.Errorf("put task %s: %w", t.ID, err)
 	}
 	return nil
@@ -235,7 +246,7 @@ func (b *Bolt) DeleteTask(id string) error {
 	if id == "" {
 		return fmt.Errorf("delete task %q: %w", id, ErrNotFound)
 	}
-	if err := b.submit(op{bucket: bucketTasks, key: []byte(id), del: true, mustExist: true}); err != nil {
+	if err := b.submit(op{bucket: bucketTasks, key: []byte(id), del: true, mustExist: true, index: true}); err != nil {
 		return fmt.Errorf("delete task %s: %w", id, err)
 	}
 	return nil
@@ -456,10 +467,25 @@ func (o op) apply(tx *bolt.Tx) error {
 	if bk == nil {
 		return fmt.Errorf("bucket %s does not exist", o.bucket)
 	}
-	if o.del {
-		return bk.Delete(o.key)
+	var old []byte
+	if o.index {
+		// bbolt's value is valid only until the next change: copy it.
+		old = bytes.Clone(bk.Get(o.key))
 	}
-	return bk.Put(o.key, o.value)
+	var err error
+	if o.del {
+		err = bk.Delete(o.key)
+	} else {
+		err = bk.Put(o.key, o.value)
+	}
+	if err != nil || !o.index {
+		return err
+	}
+	var now []byte
+	if !o.del {
+		now = o.value
+	}
+	return indexTask(tx, old, now)
 }
 
 // decodeTask decodes a stored task value. A value that is not a task, or a

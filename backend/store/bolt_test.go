@@ -397,19 +397,19 @@ func TestSchemaVersion(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if got := readMeta(t, path); got != "1" {
-		t.Fatalf("schema version = %q, want 1", got)
+	if got := readMeta(t, path); got != "2" {
+		t.Fatalf("schema version = %q, want 2", got)
 	}
 
-	writeMeta(t, path, "2")
+	writeMeta(t, path, "3")
 	_, err := Open(path)
 	if !errors.Is(err, ErrSchemaTooNew) {
 		t.Fatalf("Open of newer schema: err = %v, want ErrSchemaTooNew", err)
 	}
-	if !strings.Contains(err.Error(), "version 2") || !strings.Contains(err.Error(), path) {
+	if !strings.Contains(err.Error(), "version 3") || !strings.Contains(err.Error(), path) {
 		t.Errorf("error does not say which file and version: %v", err)
 	}
-	if got := readMeta(t, path); got != "2" {
+	if got := readMeta(t, path); got != "3" {
 		t.Fatalf("refused open changed the schema to %q", got)
 	}
 

@@ -1,0 +1,419 @@
+package store
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"conch/backend/task"
+)
+
+// The task index lets Conch answer with a page of tasks, count them, and
+// find the ones healing needs, without reading every record: it is kept in
+// the same transaction as the records themselves (see indexTask), so it is
+// never behind them. Its keys, in bucketTaskIndex:
+//
+//	g <group> 0 <sort key, 8 bytes> <id>  →  <status> 0 <title, lower case>
+//	p <parent chat> 0 <created, inverted> <id>
+//	w 0 <id>   (a helper whose worktree is not settled yet)
+//
+// and the number of tasks in each status is in meta (keyTaskCounts). A
+// group's tasks are in the order the tasks page shows them: finished ones
+// newest first (by when they ended), the others oldest first.
+
+var (
+	bucketTaskIndex = []byte("task-index")
+	keyTaskCounts   = []byte("task-counts")
+	// keyTaskIndexed records that the index was built, so a database from
+	// before it is indexed once, at Open.
+	keyTaskIndexed = []byte("task-index-built")
+)
+
+// Group is a status group of the tasks page.
+type Group string
+
+// The groups, in the order the page shows them.
+const (
+	GroupNeedsYou Group = "needs-you"
+	GroupWorking  Group = "working"
+	GroupWaiting  Group = "waiting"
+	GroupFinished Group = "finished"
+)
+
+// Groups are every group, in the page's order.
+var Groups = []Group{GroupNeedsYou, GroupWorking, GroupWaiting, GroupFinished}
+
+// Valid reports whether g is a known group.
+func (g Group) Valid() bool {
+	for _, x := range Groups {
+		if g == x {
+			return true
+		}
+	}
+	return false
+}
+
+// GroupOf is the group a status belongs to.
+func GroupOf(s task.Status) Group {
+	switch s {
+	case task.NeedsYou:
+		return GroupNeedsYou
+	case task.Running:
+		return GroupWorking
+	case task.Queued:
+		return GroupWaiting
+	}
+	return GroupFinished
+}
+
+// ErrBadCursor is returned for a page cursor this store did not give out
+// for that list.
+var ErrBadCursor = errors.New("bad cursor")
+
+// nanos is t in Unix nanoseconds, clamped to what fits (a zero time is 0).
+func nanos(t time.Time) uint64 {
+	if t.IsZero() || t.Before(time.Unix(0, 0)) {
+		return 0
+	}
+	if t.After(time.Unix(0, math.MaxInt64)) {
+		return math.MaxInt64
+	}
+	return uint64(t.UnixNano())
+}
+
+// sortKey orders t in its group.
+func sortKey(t task.Task) uint64 {
+	if GroupOf(t.Status) == GroupFinished {
+		at := t.CreatedAt
+		if t.EndedAt != nil {
+			at = *t.EndedAt
+		}
+		return math.MaxUint64 - nanos(at)
+	}
+	return nanos(t.CreatedAt)
+}
+
+// indexEntries are t's index keys and values.
+func indexEntries(t task.Task) map[string][]byte {
+	out := map[string][]byte{}
+	g := []byte("g" + string(GroupOf(t.Status)) + "\x00")
+	g = binary.BigEndian.AppendUint64(g, sortKey(t))
+	g = append(g, t.ID...)
+	out[string(g)] = []byte(string(t.Status) + "\x00" + strings.ToLower(t.Title))
+	if t.ParentConversationID != "" {
+		p := []byte("p" + t.ParentConversationID + "\x00")
+		p = binary.BigEndian.AppendUint64(p, math.MaxUint64-nanos(t.CreatedAt))
+		p = append(p, t.ID...)
+		out[string(p)] = nil
+	}
+	if w := t.Worktree; w != nil && w.Path != "" && !w.Kept {
+		out["w\x00"+t.ID] = nil
+	}
+	return out
+}
+
+// taskCounts reads the counts in meta.
+func taskCounts(tx *bolt.Tx) (map[task.Status]int, error) {
+	counts := map[task.Status]int{}
+	if raw := tx.Bucket(bucketMeta).Get(keyTaskCounts); raw != nil {
+		if err := json.Unmarshal(raw, &counts); err != nil {
+			return nil, fmt.Errorf("read task counts: %w: %w", ErrCorrupt, err)
+		}
+	}
+	return counts, nil
+}
+
+func putTaskCounts(tx *bolt.Tx, counts map[task.Status]int) error {
+	for s, n := range counts {
+		if n <= 0 {
+			delete(counts, s)
+		}
+	}
+	raw, err := json.Marshal(counts)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketMeta).Put(keyTaskCounts, raw)
+}
+
+// indexTask brings the index from the record old to the record now (either
+// may be nil: a new task, a deleted one). A record that cannot be decoded
+// has no entries: its stale ones, if any, are skipped by readers.
+func indexTask(tx *bolt.Tx, old, now []byte) error {
+	idx := tx.Bucket(bucketTaskIndex)
+	counts, err := taskCounts(tx)
+	if err != nil {
+		return err
+	}
+	was, is := map[string][]byte{}, map[string][]byte{}
+	if old != nil {
+		var t task.Task
+		if json.Unmarshal(old, &t) == nil && t.ID != "" {
+			was = indexEntries(t)
+			counts[t.Status]--
+		}
+	}
+	if now != nil {
+		var t task.Task
+		if json.Unmarshal(now, &t) == nil && t.ID != "" {
+			is = indexEntries(t)
+			counts[t.Status]++
+		}
+	}
+	for k := range was {
+		if _, keep := is[k]; !keep {
+			if err := idx.Delete([]byte(k)); err != nil {
+				return err
+			}
+		}
+	}
+	for k, v := range is {
+		if ov, had := was[k]; had && bytes.Equal(ov, v) {
+			continue
+		}
+		if err := idx.Put([]byte(k), v); err != nil {
+			return err
+		}
+	}
+	return putTaskCounts(tx, counts)
+}
+
+// buildTaskIndex indexes every task from scratch (a database from before
+// the index, or a restored one).
+func buildTaskIndex(tx *bolt.Tx) error {
+	if tx.Bucket(bucketTaskIndex) != nil {
+		if err := tx.DeleteBucket(bucketTaskIndex); err != nil {
+			return err
+		}
+	}
+	idx, err := tx.CreateBucket(bucketTaskIndex)
+	if err != nil {
+		return err
+	}
+	counts := map[task.Status]int{}
+	err = tx.Bucket(bucketTasks).ForEach(func(k, v []byte) error {
+		t, err := decodeTask(k, v)
+		if err != nil {
+			return nil // reported by whoever reads it
+		}
+		counts[t.Status]++
+		for ik, iv := range indexEntries(t) {
+			if err := idx.Put([]byte(ik), iv); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := putTaskCounts(tx, counts); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketMeta).Put(keyTaskIndexed, []byte("1"))
+}
+
+// TaskCounts is how many tasks there are in each status.
+func (b *Bolt) TaskCounts() (map[task.Status]int, error) {
+	var counts map[task.Status]int
+	err := b.view(func(tx *bolt.Tx) error {
+		var err error
+		counts, err = taskCounts(tx)
+		return err
+	})
+	return counts, err
+}
+
+// Page is a page of tasks and the cursor of the next one ("" at the end).
+type Page struct {
+	Tasks []task.Task
+	Next  string
+
+	lastKey []byte
+}
+
+// TaskFilter narrows a page: to some statuses of the group, and to titles
+// holding every word of Query.
+type TaskFilter struct {
+	Statuses []task.Status
+	Query    string
+}
+
+func (f TaskFilter) match(value []byte) bool {
+	status, title, _ := bytes.Cut(value, []byte{0})
+	if len(f.Statuses) > 0 {
+		ok := false
+		for _, s := range f.Statuses {
+			ok = ok || string(status) == string(s)
+		}
+		if !ok {
+			return false
+		}
+	}
+	for _, w := range strings.Fields(strings.ToLower(f.Query)) {
+		if !bytes.Contains(title, []byte(w)) {
+			return false
+		}
+	}
+	return true
+}
+
+// TasksInGroup is a page of the tasks in group g, in the page's order,
+// after cursor ("" for the first), at most limit (at least 1), that f
+// lets through.
+func (b *Bolt) TasksInGroup(g Group, f TaskFilter, cursor string, limit int) (Page, error) {
+	if !g.Valid() {
+		return Page{}, fmt.Errorf("%w: unknown group %q", ErrBadCursor, g)
+	}
+	prefix := []byte("g" + string(g) + "\x00")
+	return b.page(prefix, f, cursor, limit, true)
+}
+
+// TasksOf is a page of the tasks sent from chat parent, newest first.
+func (b *Bolt) TasksOf(parent string, cursor string, limit int) (Page, error) {
+	if parent == "" {
+		return Page{Tasks: []task.Task{}}, nil
+	}
+	return b.page([]byte("p"+parent+"\x00"), TaskFilter{}, cursor, limit, false)
+}
+
+// page reads up to limit tasks whose index keys start with prefix, after
+// the cursor's key; filtered says the values hold status and title.
+func (b *Bolt) page(prefix []byte, f TaskFilter, cursor string, limit int, filtered bool) (Page, error) {
+	limit = max(limit, 1)
+	var after []byte
+	if cursor != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(cursor)
+		if err != nil || !bytes.HasPrefix(raw, prefix) || len(raw) < len(prefix)+8 {
+			return Page{}, ErrBadCursor
+		}
+		after = raw
+	}
+	p := Page{Tasks: []task.Task{}}
+	err := b.view(func(tx *bolt.Tx) error {
+		tasks := tx.Bucket(bucketTasks)
+		c := tx.Bucket(bucketTaskIndex).Cursor()
+		var k, v []byte
+		if after != nil {
+			k, v = c.Seek(after)
+			if bytes.Equal(k, after) {
+				k, v = c.Next()
+			}
+		} else {
+			k, v = c.Seek(prefix)
+		}
+		for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if filtered && !f.match(v) {
+				continue
+			}
+			if len(p.Tasks) == limit {
+				// There is more: the next page starts after the last one given.
+				p.Next = base64.RawURLEncoding.EncodeToString(p.lastKey)
+				return nil
+			}
+			id := k[len(prefix)+8:]
+			raw := tasks.Get(id)
+			if raw == nil {
+				continue // an index entry of a record gone bad
+			}
+			t, err := decodeTask(id, raw)
+			if err != nil {
+				continue
+			}
+			p.Tasks = append(p.Tasks, t)
+			p.lastKey = append(p.lastKey[:0], k...)
+		}
+		return nil
+	})
+	return p, err
+}
+
+// ActiveTasks are the tasks that are not finished: waiting, working and
+// needing the person, oldest first in each group.
+func (b *Bolt) ActiveTasks() ([]task.Task, error) {
+	var out []task.Task
+	for _, g := range []Group{GroupNeedsYou, GroupWorking, GroupWaiting} {
+		cursor := ""
+		for {
+			p, err := b.TasksInGroup(g, TaskFilter{}, cursor, 1000)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, p.Tasks...)
+			if cursor = p.Next; cursor == "" {
+				break
+			}
+		}
+	}
+	if out == nil {
+		out = []task.Task{}
+	}
+	return out, nil
+}
+
+// FinishedBefore are up to limit finished tasks that ended before cutoff,
+// the longest ago first.
+func (b *Bolt) FinishedBefore(cutoff time.Time, limit int) ([]task.Task, error) {
+	prefix := []byte("g" + string(GroupFinished) + "\x00")
+	out := []task.Task{}
+	err := b.view(func(tx *bolt.Tx) error {
+		tasks := tx.Bucket(bucketTasks)
+		c := tx.Bucket(bucketTaskIndex).Cursor()
+		// The last key of the group is the one that ended the longest ago.
+		end := append(append([]byte(nil), prefix...), 0xff)
+		k, _ := c.Seek(end)
+		if k == nil {
+			k, _ = c.Last()
+		} else {
+			k, _ = c.Prev()
+		}
+		for ; k != nil && bytes.HasPrefix(k, prefix) && len(out) < limit; k, _ = c.Prev() {
+			if len(k) < len(prefix)+8 {
+				continue
+			}
+			ended := math.MaxUint64 - binary.BigEndian.Uint64(k[len(prefix):])
+			if ended >= nanos(cutoff) {
+				return nil
+			}
+			id := k[len(prefix)+8:]
+			raw := tasks.Get(id)
+			if raw == nil {
+				continue
+			}
+			if t, err := decodeTask(id, raw); err == nil {
+				out = append(out, t)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// UnsettledWorktrees are the helpers whose worktree has not been settled
+// (kept or removed) yet: working ones, and any a crash left.
+func (b *Bolt) UnsettledWorktrees() ([]task.Task, error) {
+	prefix := []byte("w\x00")
+	out := []task.Task{}
+	err := b.view(func(tx *bolt.Tx) error {
+		tasks := tx.Bucket(bucketTasks)
+		c := tx.Bucket(bucketTaskIndex).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			id := k[len(prefix):]
+			if raw := tasks.Get(id); raw != nil {
+				if t, err := decodeTask(id, raw); err == nil {
+					out = append(out, t)
+				}
+			}
+		}
+		return nil
+	})
+	return out, err
+}
