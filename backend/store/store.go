@@ -5,6 +5,7 @@ package store
 
 import (
 	"errors"
+	"time"
 
 	"conch/backend/pref"
 	"conch/backend/task"
@@ -42,6 +43,24 @@ type Store interface {
 	PutTask(t task.Task) error
 	// DeleteTask removes a task, or returns ErrNotFound.
 	DeleteTask(id string) error
+	// ActiveTasks are the tasks that are not finished, oldest first in
+	// each group: what healing and the queue need at start-up.
+	ActiveTasks() ([]task.Task, error)
+	// TasksInGroup is a page of one status group's tasks in the tasks
+	// page's order (finished: the most recently ended first).
+	TasksInGroup(g Group, f TaskFilter, cursor string, limit int) (Page, error)
+	// TasksOf is a page of the tasks sent from one chat, newest first.
+	TasksOf(parent, cursor string, limit int) (Page, error)
+	// TaskCounts is how many tasks there are in each status.
+	TaskCounts() (map[task.Status]int, error)
+	// FinishedBefore are up to limit finished tasks that ended before
+	// cutoff, the longest ago first.
+	FinishedBefore(cutoff time.Time, limit int) ([]task.Task, error)
+	// UnsettledWorktrees are the helpers whose worktree is not settled.
+	UnsettledWorktrees() ([]task.Task, error)
+	// OwedWakes are the finished tasks whose chat still waits for a turn
+	// on their result.
+	OwedWakes() ([]task.Task, error)
 	// Preferences returns the stored preferences, or pref.Defaults() when none
 	// were saved.
 	Preferences() (pref.Preferences, error)

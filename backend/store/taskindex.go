@@ -24,6 +24,7 @@ import (
 //	g <group> 0 <sort key, 8 bytes> <id>  →  <status> 0 <title, lower case>
 //	p <parent chat> 0 <created, inverted> <id>
 //	w 0 <id>   (a helper whose worktree is not settled yet)
+//	o 0 <id>   (a finished task that still owes its chat a wake)
 //
 // and the number of tasks in each status is in meta (keyTaskCounts). A
 // group's tasks are in the order the tasks page shows them: finished ones
@@ -116,6 +117,9 @@ func indexEntries(t task.Task) map[string][]byte {
 	}
 	if w := t.Worktree; w != nil && w.Path != "" && !w.Kept {
 		out["w\x00"+t.ID] = nil
+	}
+	if t.Status.Finished() && t.Wake == task.WakePending && t.ParentConversationID != "" {
+		out["o\x00"+t.ID] = nil
 	}
 	return out
 }
@@ -399,14 +403,21 @@ func (b *Bolt) FinishedBefore(cutoff time.Time, limit int) ([]task.Task, error) 
 
 // UnsettledWorktrees are the helpers whose worktree has not been settled
 // (kept or removed) yet: working ones, and any a crash left.
-func (b *Bolt) UnsettledWorktrees() ([]task.Task, error) {
-	prefix := []byte("w\x00")
+func (b *Bolt) UnsettledWorktrees() ([]task.Task, error) { return b.marked("w\x00") }
+
+// OwedWakes are the finished tasks whose chat still waits for the turn on
+// their result (a Conch that stopped owed it).
+func (b *Bolt) OwedWakes() ([]task.Task, error) { return b.marked("o\x00") }
+
+// marked are the tasks under one of the index's id-only prefixes.
+func (b *Bolt) marked(prefix string) ([]task.Task, error) {
 	out := []task.Task{}
 	err := b.view(func(tx *bolt.Tx) error {
 		tasks := tx.Bucket(bucketTasks)
 		c := tx.Bucket(bucketTaskIndex).Cursor()
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			id := k[len(prefix):]
+		p := []byte(prefix)
+		for k, _ := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, _ = c.Next() {
+			id := k[len(p):]
 			if raw := tasks.Get(id); raw != nil {
 				if t, err := decodeTask(id, raw); err == nil {
 					out = append(out, t)
