@@ -300,7 +300,7 @@ func runDesktop(args []string, stdout, stderr io.Writer) int {
 		Bind:        []any{app.svc},
 		FormatError: func(err error) any { return errcode.BodyOf(err) },
 		Events:      app.bus,
-		Tasks:       func() []task.Task { tasks, _ := app.tasks.List(); return tasks },
+		Tasks:       func() []task.Task { tasks, _ := app.tasks.Active(); return tasks },
 		Chats:       func() []conversation.Conversation { l, _ := app.svc.ListConversations(); return l.Conversations },
 		OnReady:     app.setDesktop,
 	})

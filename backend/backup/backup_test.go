@@ -591,7 +591,7 @@ func TestRetentionPrunesOnlyOldFinishedTasks(t *testing.T) {
 			t.Errorf("pruned %s", id)
 		}
 	}
-	tasks, _ := h.runner.List()
+	tasks, _ := h.store.Tasks()
 	left := map[string]task.Task{}
 	for _, tk := range tasks {
 		left[tk.ID] = tk

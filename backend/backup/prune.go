@@ -22,9 +22,14 @@ const PruneEvery = 24 * time.Hour
 // (store, log, task.deleted event), and one that runs again meanwhile is
 // refused rather than pulled from under its run.
 type Tasks interface {
-	List() ([]task.Task, taskrun.Concurrent)
+	// FinishedBefore are up to limit finished tasks that ended before
+	// cutoff, the longest ago first.
+	FinishedBefore(cutoff time.Time, limit int) ([]task.Task, error)
 	Delete(id string) error
 }
+
+// pruneBatch is how many expired tasks one read of the store brings.
+const pruneBatch = 200
 
 // PruneConfig wires a Pruner.
 type PruneConfig struct {
@@ -115,20 +120,37 @@ func (p *Pruner) Prune() ([]string, error) {
 		return nil, nil
 	}
 	cutoff := p.cfg.Now().Add(-time.Duration(days) * 24 * time.Hour)
-	tasks, _ := p.cfg.Tasks.List()
 	var pruned []string
 	var errs []error
-	for _, t := range tasks {
-		if !Expired(t, cutoff) {
-			continue
+	// Read the oldest a batch at a time; what stays (a kept worktree, a
+	// task retried meanwhile) is read again, so the next batch is longer.
+	for kept := 0; ; {
+		limit := pruneBatch + kept
+		tasks, err := p.cfg.Tasks.FinishedBefore(cutoff, limit)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("prune: read the finished tasks: %w", err))
+			break
 		}
-		err := p.cfg.Tasks.Delete(t.ID)
-		switch {
-		case err == nil:
-			pruned = append(pruned, t.ID)
-		case errors.Is(err, taskrun.ErrConflict), errors.Is(err, taskrun.ErrNotFound):
-		default:
-			errs = append(errs, fmt.Errorf("prune task %s: %w", t.ID, err))
+		kept = 0
+		for _, t := range tasks {
+			if !Expired(t, cutoff) {
+				kept++
+				continue
+			}
+			err := p.cfg.Tasks.Delete(t.ID)
+			switch {
+			case err == nil:
+				pruned = append(pruned, t.ID)
+			case errors.Is(err, taskrun.ErrNotFound):
+			case errors.Is(err, taskrun.ErrConflict):
+				kept++
+			default:
+				kept++
+				errs = append(errs, fmt.Errorf("prune task %s: %w", t.ID, err))
+			}
+		}
+		if len(tasks) < limit {
+			break
 		}
 	}
 	return pruned, errors.Join(errs...)

@@ -486,7 +486,7 @@ func plural(n int, one, many string) string {
 // counted, so it shows on the card and is never removed without the
 // person's say; an empty one is removed. Run it once the runner has healed.
 func SettleLeft(tasks *taskrun.Runner) {
-	all, _ := tasks.List()
+	all, _ := tasks.UnsettledWorktrees()
 	for _, t := range all {
 		w := t.Worktree
 		if !t.Status.Finished() || w == nil || w.Kept || w.Path == "" {

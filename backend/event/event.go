@@ -55,6 +55,10 @@ type Event struct {
 	Type Type       `json:"type"`
 	Task *task.Task `json:"task,omitempty"`
 	ID   string     `json:"id,omitempty"`
+	// Prev is, on task.changed and task.deleted, the status the task had
+	// before ("" for a new task), so a surface keeps its counts without
+	// holding every task.
+	Prev task.Status `json:"prev,omitempty"`
 	// Conversation is set on conversation.changed.
 	Conversation *conversation.Conversation `json:"conversation,omitempty"`
 	// Message is set on message.added.

@@ -26,8 +26,7 @@ type Follower struct {
 	tasks *taskrun.Runner
 
 	mu      sync.Mutex // guards the fields below
-	queue   []task.Task
-	last    map[string]task.Status
+	queue   []change
 	waiters map[string][]chan task.Task
 	started bool
 
@@ -39,7 +38,7 @@ type Follower struct {
 // New returns a follower that posts to chats.
 func New(chats *chat.Manager) *Follower {
 	return &Follower{
-		chats: chats, last: map[string]task.Status{}, waiters: map[string][]chan task.Task{},
+		chats: chats, waiters: map[string][]chan task.Task{},
 		signal: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 }
@@ -48,9 +47,9 @@ func New(chats *chat.Manager) *Follower {
 // stopped still owed. Changes the runner made while healing (running →
 // interrupted) are already queued and are told as any other.
 func (f *Follower) Start(tasks *taskrun.Runner) {
-	// List before taking f.mu: the runner calls Observe (which takes f.mu)
-	// with a task's lock held, and List takes those locks.
-	all, _ := tasks.List()
+	// Read before taking f.mu: the runner calls Observe (which takes f.mu)
+	// with a task's lock held.
+	all, _ := tasks.OwedWakes()
 	f.mu.Lock()
 	if f.started {
 		f.mu.Unlock()
@@ -59,16 +58,12 @@ func (f *Follower) Start(tasks *taskrun.Runner) {
 	f.started = true
 	f.tasks = tasks
 	queued := map[string]bool{}
-	for _, t := range f.queue {
-		queued[t.ID] = true
+	for _, c := range f.queue {
+		queued[c.t.ID] = true
 	}
 	var owed []task.Task
 	for _, t := range all {
-		if queued[t.ID] {
-			continue
-		}
-		f.last[t.ID] = t.Status
-		if t.Status.Finished() && t.Wake == task.WakePending && t.ParentConversationID != "" {
+		if !queued[t.ID] {
 			owed = append(owed, t)
 		}
 	}
@@ -93,13 +88,19 @@ func (f *Follower) Stop() {
 	<-f.done
 }
 
+// change is one stored change of a task: what it was, and is.
+type change struct {
+	prev task.Status
+	t    task.Task
+}
+
 // Observe is the runner's hook: it queues the change and returns at once.
-func (f *Follower) Observe(t task.Task) {
+func (f *Follower) Observe(prev task.Status, t task.Task) {
 	if t.ConversationID == "" || t.ParentConversationID == "" {
 		return
 	}
 	f.mu.Lock()
-	f.queue = append(f.queue, t)
+	f.queue = append(f.queue, change{prev, t})
 	f.mu.Unlock()
 	f.poke()
 }
@@ -127,8 +128,8 @@ func (f *Follower) loop() {
 			if len(q) == 0 {
 				break
 			}
-			for _, t := range q {
-				f.follow(t)
+			for _, c := range q {
+				f.follow(c.prev, c.t)
 			}
 		}
 	}
@@ -153,12 +154,8 @@ func (f *Follower) Forget(id string) {
 
 // follow tells the parent chat of a status change and, on a finish, brings
 // the result and the taint back and releases whoever waits for it.
-func (f *Follower) follow(t task.Task) {
-	f.mu.Lock()
-	prev, seen := f.last[t.ID]
-	f.last[t.ID] = t.Status
-	f.mu.Unlock()
-	if seen && prev == t.Status {
+func (f *Follower) follow(prev task.Status, t task.Task) {
+	if prev == t.Status {
 		return
 	}
 	ev := Update(t)

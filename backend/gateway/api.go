@@ -4,15 +4,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"mime"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
 	"conch/backend/errcode"
 	"conch/backend/service"
+	"conch/backend/task"
 	"conch/backend/taskrun"
 )
 
@@ -41,7 +44,12 @@ func (g *Gateway) routes() {
 func (g *Gateway) tasks(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet:
-		l, err := g.api.ListTasks()
+		q, msg := taskQuery(r.URL.Query())
+		if msg != "" {
+			writeError(w, errcode.Invalid, msg)
+			return
+		}
+		l, err := g.api.ListTasks(q)
 		reply(w, http.StatusOK, l, err)
 	case http.MethodPost:
 		var req taskrun.CreateRequest
@@ -53,6 +61,38 @@ func (g *Gateway) tasks(w http.ResponseWriter, r *http.Request) {
 	default:
 		methodNotAllowed(w, "GET, POST")
 	}
+}
+
+// taskQuery reads GET /api/tasks's parameters (group, status — a list
+// split by commas, or repeated —, q, conversation, cursor, limit); msg
+// says what is wrong with them. The service checks what they mean.
+func taskQuery(v url.Values) (q service.TaskQuery, msg string) {
+	for name := range v {
+		switch name {
+		case "group", "status", "q", "conversation", "cursor", "limit":
+		default:
+			return q, fmt.Sprintf("Unknown parameter %q: the tasks list takes group, status, q, conversation, cursor and limit.", name)
+		}
+	}
+	q.Group, q.Query, q.Conversation, q.Cursor = v.Get("group"), v.Get("q"), v.Get("conversation"), v.Get("cursor")
+	for _, s := range v["status"] {
+		for _, st := range strings.Split(s, ",") {
+			if st = strings.TrimSpace(st); st != "" {
+				q.Statuses = append(q.Statuses, task.Status(st))
+			}
+		}
+	}
+	if len(q.Statuses) > len(task.Statuses) {
+		return q, "status lists more statuses than there are."
+	}
+	if l := v.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 {
+			return q, fmt.Sprintf("limit must be a whole number from 1 to %d.", service.MaxPage)
+		}
+		q.Limit = n
+	}
+	return q, ""
 }
 
 // preferences reads (GET) and changes (PATCH: only the fields sent) the

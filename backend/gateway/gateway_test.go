@@ -342,7 +342,7 @@ func TestWebSocketStreamsTaskChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"type":"task.deleted","id":"` + tk.ID + `"}`; string(b) != want {
+	if want := `{"type":"task.deleted","id":"` + tk.ID + `","prev":"done"}`; string(b) != want {
 		t.Fatalf("got %s, want %s", b, want)
 	}
 }

@@ -261,7 +261,7 @@ func TestSixPartsRunFourAtATimeAndSevenAreRefused(t *testing.T) {
 		}
 		return running == 4 && queued == 2 && inside.Load() == 4
 	})
-	_, conc := e.tasks.List()
+	conc := e.tasks.Concurrent()
 	if conc.Helper.Running != 4 || conc.Helper.Limit != 4 {
 		t.Errorf("helper slots: %+v", conc.Helper)
 	}

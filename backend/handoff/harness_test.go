@@ -355,7 +355,7 @@ func (e *env) toolResults(t *testing.T, id, name string) []conversation.ToolResu
 }
 
 func (e *env) tasksOf(parent string) []task.Task {
-	all, _ := e.tasks.List()
+	all, _ := e.st.Tasks()
 	var out []task.Task
 	for _, t := range all {
 		if t.ParentConversationID == parent {

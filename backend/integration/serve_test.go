@@ -236,7 +236,7 @@ func TestDoctorWithoutARunningConch(t *testing.T) {
 	if err != nil {
 		t.Fatalf("doctor: %v\n%s", err, out)
 	}
-	for _, want := range []string{"Conch is not running; checked " + home, "1 task was interrupted", "ok    Providers", "ok    Store", "Opens fine: schema version 1"} {
+	for _, want := range []string{"Conch is not running; checked " + home, "1 task was interrupted", "ok    Providers", "ok    Store", "Opens fine: schema version 2"} {
 		if !strings.Contains(string(out), want) {
 			t.Fatalf("doctor output lacks %q:\n%s", want, out)
 		}

@@ -10,13 +10,18 @@ import (
 
 	"conch/backend/event"
 	"conch/backend/pref"
+	"conch/backend/store"
 	"conch/backend/task"
 	"conch/backend/taskrun"
 )
 
 // Tasks is what the service needs of the task runner.
 type Tasks interface {
-	List() ([]task.Task, taskrun.Concurrent)
+	// Active are the tasks that are not finished.
+	Active() ([]task.Task, taskrun.Concurrent)
+	// Page is a page of a status group's tasks (finished: the most
+	// recently ended first).
+	Page(g store.Group, f store.TaskFilter, cursor string, limit int) (store.Page, error)
 	Get(id string) (task.Task, error)
 	MarkNotified(id string) (task.Task, bool, error)
 	Answer(id, askID string, allow bool) (task.Task, error)
@@ -78,7 +83,7 @@ func (s *Service) Stop() {
 
 func (s *Service) watch(ctx context.Context) {
 	defer close(s.done)
-	started := time.Now()
+	since := time.Now()
 	for ctx.Err() == nil {
 		sub := s.cfg.Bus.Subscribe(256)
 		s.follow(ctx, sub)
@@ -88,11 +93,34 @@ func (s *Service) watch(ctx context.Context) {
 		}
 		// Dropped for falling behind: look at what changed meanwhile. A
 		// finish is still unmarked in the store, so it is announced once.
-		tasks, _ := s.cfg.Tasks.List()
-		for _, t := range tasks {
-			if t.EndedAt == nil || t.EndedAt.After(started) {
-				s.changed(t)
+		next := time.Now()
+		s.catchUp(since)
+		since = next
+	}
+}
+
+// catchUp looks at every task that is not finished and at those that
+// finished since then, as if each had just changed.
+func (s *Service) catchUp(since time.Time) {
+	active, _ := s.cfg.Tasks.Active()
+	for _, t := range active {
+		s.changed(t)
+	}
+	for cursor := ""; ; {
+		p, err := s.cfg.Tasks.Page(store.GroupFinished, store.TaskFilter{}, cursor, 100)
+		if err != nil {
+			return
+		}
+		for _, t := range p.Tasks {
+			// Newest first: the first that ended before since ends the look
+			// (with a second's slack for clocks that step).
+			if t.EndedAt != nil && t.EndedAt.Before(since.Add(-time.Second)) {
+				return
 			}
+			s.changed(t)
+		}
+		if cursor = p.Next; cursor == "" {
+			return
 		}
 	}
 }

@@ -39,8 +39,7 @@ const doctorTimeout = 5 * time.Second
 // Doctor says what is wrong and where to fix it.
 func (s *Service) Doctor() (doctor.Report, error) {
 	h := s.cfg.Health
-	l, _ := s.ListTasks()
-	tasks := l.Tasks
+	tasks := s.doctorTasks()
 	st := doctor.Store{Path: h.StorePath, Schema: store.SchemaVersion}
 	if fi, err := os.Stat(h.StorePath); err == nil {
 		st.Size = fi.Size()
@@ -68,6 +67,28 @@ func (s *Service) Doctor() (doctor.Report, error) {
 		Tray:          tray,
 		Shortcut:      shortcut,
 	}), nil
+}
+
+// doctorTasks are what the doctor's tasks check looks at: the tasks that
+// are not finished and the interrupted ones, without the rest.
+func (s *Service) doctorTasks() []task.Task {
+	r, err := s.tasks()
+	if err != nil {
+		return nil
+	}
+	tasks, _ := r.Active()
+	f := store.TaskFilter{Statuses: []task.Status{task.Interrupted}}
+	for cursor := ""; ; {
+		p, err := r.Page(store.GroupFinished, f, cursor, MaxPage)
+		if err != nil {
+			break
+		}
+		tasks = append(tasks, p.Tasks...)
+		if cursor = p.Next; cursor == "" {
+			break
+		}
+	}
+	return tasks
 }
 
 // OfflineDoctor checks home without starting anything, for `conch doctor`

@@ -29,7 +29,7 @@ import (
 // Backend (frontend/src/lib/backend/backend.ts; its bindings are generated
 // from this interface). *Service implements it.
 type API interface {
-	ListTasks() (TaskList, error)
+	ListTasks(q TaskQuery) (TaskList, error)
 	CreateTask(req taskrun.CreateRequest) (task.Task, error)
 	GetTask(id string) (task.Task, error)
 	ReadOutput(id string, offset int64, max int) (OutputChunk, error)

@@ -7,14 +7,126 @@ import (
 	"io/fs"
 
 	"conch/backend/output"
+	"conch/backend/store"
 	"conch/backend/task"
 	"conch/backend/taskrun"
 )
 
-// TaskList is every task and the slot use (GET /api/tasks).
+// TaskList is a list of tasks (GET /api/tasks): with no query, every task
+// that is not finished and the first page of the finished ones; else one
+// page of what the query asked for. Next is the cursor of the page after
+// (the finished ones' with no query; "" when there is no more). Counts is
+// how many tasks there are in each status, whatever was asked.
 type TaskList struct {
-	Tasks      []task.Task        `json:"tasks" ts:"notnull"`
-	Concurrent taskrun.Concurrent `json:"concurrent"`
+	Tasks      []task.Task         `json:"tasks" ts:"notnull"`
+	Next       string              `json:"next"`
+	Counts     map[task.Status]int `json:"counts" ts:"notnull"`
+	Concurrent taskrun.Concurrent  `json:"concurrent"`
+}
+
+// TaskQuery asks for a page of tasks. Group (needs-you, working, waiting,
+// finished) or Conversation (the tasks a chat sent, newest first) picks
+// the list; with neither, the list is the overview TaskList describes.
+// Statuses and Query (words of the title) narrow a group; Cursor is the
+// Next of the page before; Limit is the page's size (DefaultPage when 0,
+// at most MaxPage).
+type TaskQuery struct {
+	Group        string        `json:"group,omitempty"`
+	Statuses     []task.Status `json:"statuses,omitempty"`
+	Query        string        `json:"q,omitempty"`
+	Conversation string        `json:"conversation,omitempty"`
+	Cursor       string        `json:"cursor,omitempty"`
+	Limit        int           `json:"limit,omitempty"`
+}
+
+// DefaultPage and MaxPage bound a page of tasks.
+const (
+	DefaultPage = 100
+	MaxPage     = 500
+)
+
+// maxQuery bounds the words a title search holds.
+const maxQuery = 200
+
+// normalize checks q and fills in what it implies: a group from its
+// statuses, the page size.
+func (q *TaskQuery) normalize() error {
+	switch {
+	case q.Limit == 0:
+		q.Limit = DefaultPage
+	case q.Limit < 0 || q.Limit > MaxPage:
+		return fmt.Errorf("%w: limit must be from 1 to %d", taskrun.ErrInvalid, MaxPage)
+	}
+	if len(q.Query) > maxQuery {
+		return fmt.Errorf("%w: the search is longer than %d characters", taskrun.ErrInvalid, maxQuery)
+	}
+	if q.Group != "" && !store.Group(q.Group).Valid() {
+		return fmt.Errorf("%w: unknown group %q (needs-you, working, waiting or finished)", taskrun.ErrInvalid, q.Group)
+	}
+	for _, st := range q.Statuses {
+		if !st.Valid() {
+			return fmt.Errorf("%w: unknown status %q", taskrun.ErrInvalid, st)
+		}
+		g := string(store.GroupOf(st))
+		switch {
+		case q.Group == "":
+			q.Group = g
+		case q.Group != g:
+			return fmt.Errorf("%w: status %q is not in the group %q; ask for one group at a time", taskrun.ErrInvalid, st, q.Group)
+		}
+	}
+	if q.Conversation != "" && (q.Group != "" || q.Query != "") {
+		return fmt.Errorf("%w: a chat's tasks cannot be narrowed by group, status or search", taskrun.ErrInvalid)
+	}
+	if q.Cursor != "" && q.Group == "" && q.Conversation == "" {
+		// The overview's cursor is the finished group's.
+		q.Group = string(store.GroupFinished)
+	}
+	return nil
+}
+
+func (s *Service) tasks() (*taskrun.Runner, error) {
+	if s.cfg.Tasks == nil {
+		return nil, errUnavailable("Tasks")
+	}
+	return s.cfg.Tasks, nil
+}
+
+// ListTasks returns the tasks q asks for (see TaskQuery), the counts and
+// the slot use.
+func (s *Service) ListTasks(q TaskQuery) (TaskList, error) {
+	r, err := s.tasks()
+	if err != nil {
+		return TaskList{}, err
+	}
+	if err := q.normalize(); err != nil {
+		return TaskList{}, err
+	}
+	counts, err := r.Counts()
+	if err != nil {
+		return TaskList{}, err
+	}
+	if counts == nil {
+		counts = map[task.Status]int{}
+	}
+	l := TaskList{Counts: counts, Concurrent: r.Concurrent()}
+	var p store.Page
+	switch {
+	case q.Conversation != "":
+		p, err = r.TasksOf(q.Conversation, q.Cursor, q.Limit)
+	case q.Group != "":
+		p, err = r.Page(store.Group(q.Group), store.TaskFilter{Statuses: q.Statuses, Query: q.Query}, q.Cursor, q.Limit)
+	default:
+		var active []task.Task
+		active, l.Concurrent = r.Active()
+		p, err = r.Page(store.GroupFinished, store.TaskFilter{}, "", q.Limit)
+		p.Tasks = append(active, p.Tasks...)
+	}
+	if err != nil {
+		return TaskList{}, err
+	}
+	l.Tasks, l.Next = p.Tasks, p.Next
+	return l, nil
 }
 
 // OutputChunk is a piece of a task's output and where the next one starts.
@@ -25,23 +137,6 @@ type OutputChunk struct {
 
 // MaxOutputRead bounds one read of a task's output.
 const MaxOutputRead = 1 << 20
-
-func (s *Service) tasks() (*taskrun.Runner, error) {
-	if s.cfg.Tasks == nil {
-		return nil, errUnavailable("Tasks")
-	}
-	return s.cfg.Tasks, nil
-}
-
-// ListTasks returns every task, oldest first, and the slot use.
-func (s *Service) ListTasks() (TaskList, error) {
-	r, err := s.tasks()
-	if err != nil {
-		return TaskList{}, err
-	}
-	tasks, c := r.List()
-	return TaskList{Tasks: tasks, Concurrent: c}, nil
-}
 
 // CreateTask starts a task: from a chat (conversationId) as a chat of its
 // own, with the chat's powers; else a shell command.

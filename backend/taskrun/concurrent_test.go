@@ -198,7 +198,7 @@ func TestQuestionsDoNotHoldSlots(t *testing.T) {
 		b.waitStatus(t, a.ID, task.NeedsYou)
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for _, c := b.runner.List(); c.Background.Running != 0; _, c = b.runner.List() {
+	for c := b.runner.Concurrent(); c.Background.Running != 0; c = b.runner.Concurrent() {
 		if time.Now().After(deadline) {
 			t.Fatalf("waiting questions count as running: %+v", c.Background)
 		}
@@ -264,7 +264,7 @@ func TestAPanicFailsItsTaskAndConchCarriesOn(t *testing.T) {
 	if d := b.waitStatus(t, good.ID, task.Done); d.Summary != "still here" {
 		t.Fatalf("after the panic: %+v", d)
 	}
-	if _, c := b.runner.List(); c.Background.Running != 0 {
+	if c := b.runner.Concurrent(); c.Background.Running != 0 {
 		t.Fatalf("the panicked run kept its slot: %+v", c.Background)
 	}
 }
@@ -381,13 +381,13 @@ func TestManyClientsOnTheSameTasks(t *testing.T) {
 		t.Fatalf("only %d operations ran", ops.Load())
 	}
 	// Stop what still runs, then everything must have ended in a legal status.
-	tasks, _ := b.runner.List()
+	tasks, _ := b.runner.Active()
 	for _, tk := range tasks {
 		if !tk.Status.Finished() {
 			_, _ = b.runner.StopTask(tk.ID)
 		}
 	}
-	tasks, _ = b.runner.List()
+	tasks, _ = b.store.Tasks()
 	for _, tk := range tasks {
 		got := b.waitFor(t, tk.ID, "finished", func(tk task.Task) bool { return tk.Status.Finished() })
 		if !got.Status.Valid() {

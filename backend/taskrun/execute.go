@@ -37,6 +37,7 @@ func (r *Runner) run(ctx context.Context, e *entry, h *activeRun) {
 			r.active[h.kind]--
 			h.slot = false
 		}
+		r.unrefLocked(e)
 		r.mu.Unlock()
 		r.dispatch()
 	}()

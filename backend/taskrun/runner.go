@@ -49,7 +49,7 @@ type Config struct {
 	Conversations Executor
 	// Observe, if set, sees every stored change of a task, in order. It is
 	// called with the task's lock held: it must not block or call back.
-	Observe func(t task.Task)
+	Observe func(prev task.Status, t task.Task)
 	// Home is the folder a task without cwd runs in.
 	Home string
 	// AskTimeout overrides ask.Timeout for the questions the runner makes
@@ -75,8 +75,12 @@ type Config struct {
 type Runner struct {
 	cfg Config
 
-	mu      sync.Mutex // guards the fields below
+	mu sync.Mutex // guards the fields below
+	// entries holds every task that is not finished, and a bounded cache
+	// of finished ones (see acquire): a finished task nobody holds is read
+	// from the store, so memory does not grow with the tasks kept.
 	entries map[string]*entry
+	tick    int64 // counts uses, to find the least recently used
 	queue   map[task.Kind][]string
 	active  map[task.Kind]int
 	limits  pref.Limits
@@ -90,6 +94,13 @@ type Runner struct {
 
 // entry is the live state of one task; mu orders its changes.
 type entry struct {
+	// refs counts who holds it and used when it was last held (both
+	// guarded by Runner.mu): a held entry is never dropped from the cache,
+	// so no change is ever made through an entry that is not the task's
+	// only one.
+	refs int
+	used int64
+
 	mu  sync.Mutex
 	t   task.Task
 	run *activeRun // the run in progress, from dispatch until it has ended
@@ -137,14 +148,15 @@ func New(cfg Config) *Runner {
 	}
 }
 
-// Start loads every task, heals the ones a dead Conch left running, queues
+// Start loads the tasks that are not finished (the others stay in the
+// store until asked for), heals the ones a dead Conch left running, queues
 // the waiting ones and starts dispatching.
 func (r *Runner) Start(ctx context.Context) error {
 	prefs, err := r.cfg.Store.Preferences()
 	if err != nil {
 		return fmt.Errorf("start runner: %w", err)
 	}
-	tasks, err := r.cfg.Store.Tasks()
+	tasks, err := r.cfg.Store.ActiveTasks()
 	// Records that cannot be read stay in the store untouched; the rest run.
 	if err != nil && !errors.Is(err, store.ErrCorrupt) {
 		return fmt.Errorf("start runner: %w", err)
@@ -389,7 +401,7 @@ func (r *Runner) insert(t task.Task) (task.Task, error) {
 	}
 	// Publish under r.mu so the queued copy goes out before dispatch can
 	// announce the running one.
-	r.publish(t)
+	r.publish("", t)
 	r.mu.Unlock()
 	r.dispatch()
 	return t.Clone(), nil
@@ -451,15 +463,25 @@ func (r *Runner) providerNames() []string {
 	return names
 }
 
-// Get returns one task.
+// Get returns one task: the live record, else the stored one (which is
+// never behind it: every change is stored first).
 func (r *Runner) Get(id string) (task.Task, error) {
-	e, err := r.entry(id)
-	if err != nil {
-		return task.Task{}, err
+	r.mu.Lock()
+	e, ok := r.entries[id]
+	r.mu.Unlock()
+	if ok {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if !e.deleted {
+			return e.t.Clone(), nil
+		}
+		return task.Task{}, fmt.Errorf("task %q: %w", id, ErrNotFound)
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.t.Clone(), nil
+	t, err := r.cfg.Store.Task(id)
+	if errors.Is(err, store.ErrNotFound) {
+		return task.Task{}, fmt.Errorf("task %q: %w", id, ErrNotFound)
+	}
+	return t, err
 }
 
 // Slots reports how many tasks of a kind hold a slot, and the limit.
@@ -474,22 +496,22 @@ type Concurrent struct {
 	Helper     Slots `json:"helper"`
 }
 
-// List returns every task, oldest first, and the slot use.
-func (r *Runner) List() ([]task.Task, Concurrent) {
+// Active returns every task that is not finished, oldest first, and the
+// slot use.
+func (r *Runner) Active() ([]task.Task, Concurrent) {
 	r.mu.Lock()
 	entries := make([]*entry, 0, len(r.entries))
 	for _, e := range r.entries {
 		entries = append(entries, e)
 	}
-	c := Concurrent{
-		Background: Slots{Running: r.active[task.Background], Limit: r.limits.Background},
-		Helper:     Slots{Running: r.active[task.Helper], Limit: r.limits.Helper},
-	}
+	c := r.concurrentLocked()
 	r.mu.Unlock()
 	out := make([]task.Task, 0, len(entries))
 	for _, e := range entries {
 		e.mu.Lock()
-		out = append(out, e.t.Clone())
+		if !e.deleted && !e.t.Status.Finished() {
+			out = append(out, e.t.Clone())
+		}
 		e.mu.Unlock()
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -501,6 +523,56 @@ func (r *Runner) List() ([]task.Task, Concurrent) {
 	return out, c
 }
 
+// Concurrent is the slot use now.
+func (r *Runner) Concurrent() Concurrent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.concurrentLocked()
+}
+
+func (r *Runner) concurrentLocked() Concurrent {
+	return Concurrent{
+		Background: Slots{Running: r.active[task.Background], Limit: r.limits.Background},
+		Helper:     Slots{Running: r.active[task.Helper], Limit: r.limits.Helper},
+	}
+}
+
+// Page is a page of one status group's tasks in the tasks page's order
+// (see store.TasksInGroup). The store is never behind the live records:
+// every change is stored before it is kept.
+func (r *Runner) Page(g store.Group, f store.TaskFilter, cursor string, limit int) (store.Page, error) {
+	p, err := r.cfg.Store.TasksInGroup(g, f, cursor, limit)
+	if errors.Is(err, store.ErrBadCursor) {
+		return p, fmt.Errorf("%w: the cursor is not one this list gave out", ErrInvalid)
+	}
+	return p, err
+}
+
+// TasksOf is a page of the tasks sent from chat parent, newest first.
+func (r *Runner) TasksOf(parent, cursor string, limit int) (store.Page, error) {
+	p, err := r.cfg.Store.TasksOf(parent, cursor, limit)
+	if errors.Is(err, store.ErrBadCursor) {
+		return p, fmt.Errorf("%w: the cursor is not one this list gave out", ErrInvalid)
+	}
+	return p, err
+}
+
+// UnsettledWorktrees are the helpers whose worktree is not settled yet.
+func (r *Runner) UnsettledWorktrees() ([]task.Task, error) { return r.cfg.Store.UnsettledWorktrees() }
+
+// OwedWakes are the finished tasks whose chat still waits for a turn on
+// their result.
+func (r *Runner) OwedWakes() ([]task.Task, error) { return r.cfg.Store.OwedWakes() }
+
+// FinishedBefore are up to limit finished tasks that ended before cutoff,
+// the longest ago first.
+func (r *Runner) FinishedBefore(cutoff time.Time, limit int) ([]task.Task, error) {
+	return r.cfg.Store.FinishedBefore(cutoff, limit)
+}
+
+// Counts is how many tasks there are in each status.
+func (r *Runner) Counts() (map[task.Status]int, error) { return r.cfg.Store.TaskCounts() }
+
 // Approval is one pending question, as the approval inbox lists it.
 type Approval struct {
 	TaskID string       `json:"taskId"`
@@ -511,7 +583,7 @@ type Approval struct {
 
 // Approvals lists every pending question, oldest first.
 func (r *Runner) Approvals() []Approval {
-	tasks, _ := r.List()
+	tasks, _ := r.Active()
 	out := []Approval{}
 	for _, t := range tasks {
 		if t.Status == task.NeedsYou && t.Ask != nil {
@@ -525,10 +597,11 @@ func (r *Runner) Approvals() []Approval {
 // StopTask stops a waiting, working or asking task. A working task is sent
 // SIGTERM (then SIGKILL); StopTask waits briefly for it to end.
 func (r *Runner) StopTask(id string) (task.Task, error) {
-	e, err := r.entry(id)
+	e, release, err := r.acquire(id)
 	if err != nil {
 		return task.Task{}, err
 	}
+	defer release()
 	if t, ok, err := r.stopQueued(id, e); ok {
 		return t, err
 	}
@@ -596,10 +669,11 @@ func (r *Runner) Retry(id string) (task.Task, error) {
 // what happened. Its steps, output and spend carry on. A task paused at a
 // limit is told to carry on now.
 func (r *Runner) Resume(id string) (task.Task, error) {
-	e, err := r.entry(id)
+	e, release, err := r.acquire(id)
 	if err != nil {
 		return task.Task{}, err
 	}
+	defer release()
 	e.mu.Lock()
 	t, wake := e.t.Clone(), e.wake
 	e.mu.Unlock()
@@ -629,10 +703,11 @@ func (r *Runner) Resume(id string) (task.Task, error) {
 // requeue moves a finished task back to the queue with fn (which sets its
 // status), clearing what its last run came to.
 func (r *Runner) requeue(id string, fn func(t *task.Task) error) (task.Task, error) {
-	e, err := r.entry(id)
+	e, release, err := r.acquire(id)
 	if err != nil {
 		return task.Task{}, err
 	}
+	defer release()
 	r.mu.Lock()
 	t, err := r.updateEntry(e, func(t *task.Task) error {
 		if err := fn(t); err != nil {
@@ -656,10 +731,11 @@ func (r *Runner) requeue(id string, fn func(t *task.Task) error) (task.Task, err
 
 // Delete removes a task that is not working, and its output. Its chat stays.
 func (r *Runner) Delete(id string) error {
-	e, err := r.entry(id)
+	e, release, err := r.acquire(id)
 	if err != nil {
 		return err
 	}
+	defer release()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e.mu.Lock()
@@ -681,7 +757,7 @@ func (r *Runner) Delete(id string) error {
 	if err := r.cfg.Logs.Remove(id); err != nil {
 		return fmt.Errorf("delete task %s output: %w", id, err)
 	}
-	r.cfg.Bus.Publish(event.Event{Type: event.TaskDeleted, ID: id})
+	r.cfg.Bus.Publish(event.Event{Type: event.TaskDeleted, ID: id, Prev: e.t.Status})
 	return nil
 }
 
@@ -701,10 +777,11 @@ func (r *Runner) Amend(id string, fn func(t *task.Task)) (task.Task, error) {
 // was already marked, so a finish is announced once, across restarts: the
 // mark is durable before the notification goes out.
 func (r *Runner) MarkNotified(id string) (task.Task, bool, error) {
-	e, err := r.entry(id)
+	e, release, err := r.acquire(id)
 	if err != nil {
 		return task.Task{}, false, err
 	}
+	defer release()
 	marked := false
 	t, err := r.updateEntry(e, func(t *task.Task) error {
 		if !t.Status.Finished() || t.Notified {
@@ -725,10 +802,11 @@ var errNothingToDo = errors.New("nothing to do")
 // Answer answers the task's pending question. A second answer, or one for a
 // question that is no longer asked, is refused with ErrConflict.
 func (r *Runner) Answer(id, askID string, allow bool) (task.Task, error) {
-	e, err := r.entry(id)
+	e, release, err := r.acquire(id)
 	if err != nil {
 		return task.Task{}, err
 	}
+	defer release()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if askID == "" {
@@ -756,25 +834,86 @@ func (r *Runner) Answer(id, askID string, allow bool) (task.Task, error) {
 	return e.t.Clone(), nil
 }
 
-func (r *Runner) entry(id string) (*entry, error) {
+// cacheSize is how many finished tasks nobody holds are kept in memory.
+const cacheSize = 256
+
+// acquire returns the task's entry, read from the store into the cache if
+// it is not there, and holds it until release is called. The read is made
+// under r.mu, so it cannot race a Delete (which holds r.mu too).
+func (r *Runner) acquire(id string) (*entry, func(), error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e, ok := r.entries[id]
 	if !ok {
-		return nil, fmt.Errorf("task %q: %w", id, ErrNotFound)
+		t, err := r.cfg.Store.Task(id)
+		if err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				err = fmt.Errorf("task %q: %w", id, ErrNotFound)
+			}
+			return nil, nil, err
+		}
+		e = &entry{t: t}
+		r.entries[id] = e
 	}
-	return e, nil
+	e.refs++
+	r.tick++
+	e.used = r.tick
+	return e, func() { r.release(e) }, nil
+}
+
+// release lets go of an entry acquire gave, and trims the cache.
+func (r *Runner) release(e *entry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.unrefLocked(e)
+}
+
+// unrefLocked lets go of e (with r.mu held) and trims the cache when it
+// has grown to twice its size.
+func (r *Runner) unrefLocked(e *entry) {
+	e.refs--
+	if len(r.entries) > 2*cacheSize {
+		r.trimLocked()
+	}
+}
+
+// trimLocked drops the least recently used finished entries nobody holds,
+// down to cacheSize of them. A run holds its entry (see dispatch), so
+// nothing that is working is ever dropped.
+func (r *Runner) trimLocked() {
+	type idleEntry struct {
+		id   string
+		used int64
+	}
+	var idle []idleEntry
+	for id, e := range r.entries {
+		if e.refs > 0 {
+			continue
+		}
+		e.mu.Lock()
+		finished := e.t.Status.Finished() || e.deleted
+		e.mu.Unlock()
+		if finished {
+			idle = append(idle, idleEntry{id, e.used})
+		}
+	}
+	if len(idle) <= cacheSize {
+		return
+	}
+	sort.Slice(idle, func(i, j int) bool { return idle[i].used < idle[j].used })
+	for _, e := range idle[:len(idle)-cacheSize] {
+		delete(r.entries, e.id)
+	}
 }
 
 // update applies fn to a copy of the task, stores it, keeps it and publishes
 // it, in that order. If fn or the store fails, nothing changes.
 func (r *Runner) update(id string, fn func(t *task.Task) error) (task.Task, error) {
-	r.mu.Lock()
-	e, ok := r.entries[id]
-	r.mu.Unlock()
-	if !ok {
-		return task.Task{}, fmt.Errorf("task %q: %w", id, ErrNotFound)
+	e, release, err := r.acquire(id)
+	if err != nil {
+		return task.Task{}, err
 	}
+	defer release()
 	return r.updateEntry(e, fn)
 }
 
@@ -798,17 +937,20 @@ func (r *Runner) updateLocked(e *entry, fn func(t *task.Task) error) (task.Task,
 	if err := r.cfg.Store.PutTask(next); err != nil {
 		return e.t.Clone(), fmt.Errorf("save task %s: %w", next.ID, err)
 	}
+	prev := e.t.Status
 	e.t = next
-	r.publish(next)
+	r.publish(prev, next)
 	return next.Clone(), nil
 }
 
-func (r *Runner) publish(t task.Task) {
+// publish tells Observe and the bus of t, which was prev ("" for a new
+// task).
+func (r *Runner) publish(prev task.Status, t task.Task) {
 	if r.cfg.Observe != nil {
-		r.cfg.Observe(t.Clone())
+		r.cfg.Observe(prev, t.Clone())
 	}
 	c := t.Clone()
-	r.cfg.Bus.Publish(event.Event{Type: event.TaskChanged, Task: &c})
+	r.cfg.Bus.Publish(event.Event{Type: event.TaskChanged, Task: &c, Prev: prev})
 }
 
 // dispatch starts queued tasks while their kind has free slots.
@@ -840,6 +982,7 @@ func (r *Runner) dispatch() {
 			}
 			e.run = h
 			e.mu.Unlock()
+			e.refs++ // the run holds it until its end (see run)
 			r.active[kind]++
 			r.wg.Add(1)
 			go r.run(ctx, e, h)

@@ -263,7 +263,7 @@ func TestSlotsAndFIFO(t *testing.T) {
 			t.Fatalf("task beyond the limit is %s", tk.Status)
 		}
 	}
-	_, c := b.runner.List()
+	c := b.runner.Concurrent()
 	if c.Background.Running != 3 || c.Background.Limit != 3 || c.Helper.Limit != 4 {
 		t.Fatalf("concurrent %+v", c)
 	}
@@ -432,7 +432,7 @@ func TestCreateRefusesBadInput(t *testing.T) {
 			t.Errorf("create %+v: want ErrInvalid, got %v", c.Options, err)
 		}
 	}
-	if tasks, _ := b.runner.List(); len(tasks) != 0 {
+	if tasks, _ := b.store.Tasks(); len(tasks) != 0 {
 		t.Fatalf("refused requests left %d tasks", len(tasks))
 	}
 }

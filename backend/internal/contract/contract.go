@@ -81,6 +81,7 @@ var records = []struct {
 	{taskrun.Options{}, "TaskOptions"},
 	{taskrun.Approval{}, "Approval"},
 	{service.TaskList{}, "TaskList"},
+	{service.TaskQuery{}, "TaskQuery"},
 	{service.OutputChunk{}, "OutputChunk"},
 	{service.ConversationList{}, "ConversationList"},
 	{service.ProviderList{}, "ProviderList"},

@@ -15,6 +15,7 @@ import type {
   ProviderConfig,
   Task,
   TaskList,
+  TaskQuery,
 } from './contract';
 
 /**
@@ -24,8 +25,12 @@ import type {
  * ApiError.
  */
 export interface Backend {
-  /** Every task, oldest first, and the slot counts. */
-  listTasks(): Promise<TaskList>;
+  /**
+   * Tasks and the counts: with no query, every task that is not finished
+   * and the first page of finished ones (`next` pages on); else the page
+   * the query asks for.
+   */
+  listTasks(q?: TaskQuery): Promise<TaskList>;
   /** Starts a task; it comes back queued (or already running). */
   createTask(req: CreateTaskRequest): Promise<Task>;
   getTask(id: string): Promise<Task>;

@@ -468,10 +468,35 @@ export interface Approval {
   ask: Question;
 }
 
-/** TaskList is every task and the slot use (GET /api/tasks). */
+/**
+ * TaskList is a list of tasks (GET /api/tasks): with no query, every task
+ * that is not finished and the first page of the finished ones; else one
+ * page of what the query asked for. Next is the cursor of the page after
+ * (the finished ones' with no query; "" when there is no more). Counts is
+ * how many tasks there are in each status, whatever was asked.
+ */
 export interface TaskList {
   tasks: Task[];
+  next: string;
+  counts: Record<string, number>;
   concurrent: Concurrent;
+}
+
+/**
+ * TaskQuery asks for a page of tasks. Group (needs-you, working, waiting,
+ * finished) or Conversation (the tasks a chat sent, newest first) picks
+ * the list; with neither, the list is the overview TaskList describes.
+ * Statuses and Query (words of the title) narrow a group; Cursor is the
+ * Next of the page before; Limit is the page's size (DefaultPage when 0,
+ * at most MaxPage).
+ */
+export interface TaskQuery {
+  group?: string;
+  statuses?: Status[];
+  q?: string;
+  conversation?: string;
+  cursor?: string;
+  limit?: number;
 }
 
 /** OutputChunk is a piece of a task's output and where the next one starts. */
@@ -822,7 +847,7 @@ export interface Bindings {
   GetTask(id: string): Promise<Task>;
   ListConversations(): Promise<ConversationList>;
   ListProviders(): Promise<ProviderList>;
-  ListTasks(): Promise<TaskList>;
+  ListTasks(q: TaskQuery): Promise<TaskList>;
   OpenFolder(id: string): Promise<void>;
   PatchConversation(id: string, req: PatchConversationRequest): Promise<Conversation>;
   Preferences(): Promise<Preferences>;

@@ -76,8 +76,8 @@ export const retentionRange = { min: 0, max: 36_500, default: 90 } as const;
 
 /** One live update about tasks or the app. */
 export type TaskEvent =
-  | { type: typeof EventType.TaskChanged; task: Task }
-  | { type: typeof EventType.TaskDeleted; id: string }
+  | { type: typeof EventType.TaskChanged; task: Task; prev?: Status }
+  | { type: typeof EventType.TaskDeleted; id: string; prev?: Status }
   | { type: typeof EventType.Open; id: string }
   | { type: typeof EventType.OpenChat; id: string }
   | { type: typeof EventType.Compose };

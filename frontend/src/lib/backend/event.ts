@@ -1,4 +1,10 @@
-import { EventType, type AppEvent, type Conversation, type Message, type Task } from './contract';
+import { EventType, statuses, type AppEvent, type Conversation, type Message, type Status, type Task } from './contract';
+
+/** The status a task had before its change, when the event says one the client knows. */
+function prevOf(e: Record<string, unknown>): { prev?: Status } {
+  const p = e.prev;
+  return typeof p === 'string' && (statuses as readonly string[]).includes(p) ? { prev: p as Status } : {};
+}
 
 /** Reads one event message (JSON text or an already parsed value); returns null for anything it does not know. */
 export function parseEvent(raw: unknown): AppEvent | null {
@@ -17,10 +23,10 @@ export function parseEvent(raw: unknown): AppEvent | null {
     if (typeof t !== 'object' || t === null) return null;
     const r = t as Record<string, unknown>;
     if (typeof r.id !== 'string' || typeof r.rev !== 'number') return null;
-    return { type: EventType.TaskChanged, task: t as Task };
+    return { type: EventType.TaskChanged, task: t as Task, ...prevOf(e) };
   }
   if (e.type === EventType.TaskDeleted && typeof e.id === 'string') {
-    return { type: EventType.TaskDeleted, id: e.id };
+    return { type: EventType.TaskDeleted, id: e.id, ...prevOf(e) };
   }
   if (e.type === EventType.Open && typeof e.id === 'string') {
     return { type: EventType.Open, id: e.id };

@@ -17,6 +17,7 @@ import {
   type ProviderConfig,
   type Task,
   type TaskList,
+  type TaskQuery,
 } from './contract';
 import { attachmentName, saveBlob } from './download';
 import { ApiError, networkError, parseErrorResponse } from './error';
@@ -89,8 +90,8 @@ export class HttpBackend implements Backend {
     return (await res.json()) as T;
   }
 
-  listTasks(): Promise<TaskList> {
-    return this.json<TaskList>('GET', '/api/tasks');
+  listTasks(q: TaskQuery = {}): Promise<TaskList> {
+    return this.json<TaskList>('GET', '/api/tasks' + taskQueryString(q));
   }
 
   createTask(req: CreateTaskRequest): Promise<Task> {
@@ -307,4 +308,17 @@ export class HttpBackend implements Backend {
       ws = null;
     };
   }
+}
+
+/** The query string of GET /api/tasks for q ('' when it asks for nothing). */
+export function taskQueryString(q: TaskQuery): string {
+  const p = new URLSearchParams();
+  if (q.group) p.set('group', q.group);
+  if (q.statuses?.length) p.set('status', q.statuses.join(','));
+  if (q.q) p.set('q', q.q);
+  if (q.conversation) p.set('conversation', q.conversation);
+  if (q.cursor) p.set('cursor', q.cursor);
+  if (q.limit) p.set('limit', String(q.limit));
+  const s = p.toString();
+  return s ? '?' + s : '';
 }

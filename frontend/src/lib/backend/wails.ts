@@ -18,6 +18,7 @@ import {
   type ProviderConfig,
   type Task,
   type TaskList,
+  type TaskQuery,
 } from './contract';
 import { toApiError } from './error';
 import { outputReadMax } from './http';
@@ -63,8 +64,8 @@ export class WailsBackend implements Backend {
     this.runtime = runtime;
   }
 
-  listTasks(): Promise<TaskList> {
-    return call(() => this.app.ListTasks());
+  listTasks(q: TaskQuery = {}): Promise<TaskList> {
+    return call(() => this.app.ListTasks(q));
   }
   createTask(req: CreateTaskRequest): Promise<Task> {
     return call(() => this.app.CreateTask(req));
