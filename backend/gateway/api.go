@@ -44,7 +44,12 @@ func (g *Gateway) routes() {
 func (g *Gateway) tasks(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet:
-		q, msg := taskQuery(r.URL.Query())
+		v, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
+			writeError(w, errcode.Invalid, "The query string is not well formed (escape % as %25).")
+			return
+		}
+		q, msg := taskQuery(v)
 		if msg != "" {
 			writeError(w, errcode.Invalid, msg)
 			return

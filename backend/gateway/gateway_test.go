@@ -42,13 +42,20 @@ func setup(t testing.TB) *env { return setupShell(t, "") }
 
 // setupShell starts a gateway whose shell provider runs bash (or, for the
 // fuzzer, a program that ignores its arguments, so fuzzed text never runs).
-func setupShell(t testing.TB, bash string) *env {
+func setupShell(t testing.TB, bash string) *env { return setupSeeded(t, bash, nil) }
+
+// setupSeeded is setupShell over a store that seed filled first, as a
+// Conch that ran before left it.
+func setupSeeded(t testing.TB, bash string, seed func(st *store.Bolt)) *env {
 	t.Helper()
 	home := t.TempDir()
 	dir := t.TempDir()
 	st, err := store.Open(filepath.Join(home, "conch.db"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if seed != nil {
+		seed(st)
 	}
 	bus := event.NewBus()
 	logs := output.New(filepath.Join(home, "tasks"))
