@@ -18,13 +18,14 @@ GO_TAGS    := desktop,production,webkit2_41
 LDFLAGS    := -w -s
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME   ?= 10s
+CRASH_ROUNDS ?= 200
 ARGS       ?=
 STEP       := scripts/step
 # In CI, run every test again: a cached pass may predate a binary that an
 # integration test starts, which go test's cache does not track.
 GOTESTFLAGS ?= -race -timeout 10m $(if $(CI),-count=1,)
 
-.PHONY: help setup build frontend run test test-go e2e e2e-only smoke lint bench fuzz icon clean
+.PHONY: help setup build frontend run test test-go e2e e2e-only smoke lint bench fuzz crash icon clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -82,6 +83,9 @@ lint: ## go vet and staticcheck (plain and desktop tags), frontend check and ESL
 bench: ## run the Go benchmarks and print Conch's write paths against raw bbolt and file writes
 	@mkdir -p $(ARTIFACTS)
 	go test -run '^$$' -bench . -benchmem ./... | tee $(ARTIFACTS)/bench.txt | scripts/bench
+
+crash: ## the crash test at length: SIGKILL a real conch serve CRASH_ROUNDS times (default 200; CONCH_CRASH_SEED replays)
+	CONCH_CRASH_ROUNDS=$(CRASH_ROUNDS) go test -race -count=1 -timeout 90m -run '^TestCrashesLoseNothing$$' -v ./backend/integration/
 
 fuzz: ## run every Fuzz* target for FUZZTIME each (default 10s)
 	@scripts/fuzz $(FUZZTIME)
