@@ -67,7 +67,7 @@ export function highlight(code: string): string {
   return out + escapeHTML(code.slice(last));
 }
 
-/** The cells of a table row ("| a | b |" or "a | b"); a pipe escaped as \\| stays in its cell. */
+/** The cells of a table row ("| a | b |" or "a | b"); a pipe escaped with a backslash, or inside `code`, stays in its cell. */
 export function tableCells(line: string): string[] {
   let t = line.trim();
   if (t.startsWith('|')) t = t.slice(1);
