@@ -38,7 +38,7 @@ const (
 func (m *Manager) turn(ctx context.Context, e *entry) {
 	defer m.wg.Done()
 	end := m.safeTurn(ctx, e)
-	m.settle(e, end.notice)
+	m.settle(e, end)
 }
 
 // safeTurn is runTurn, with a panic (a bug in Conch or a provider) ending
@@ -57,11 +57,13 @@ func (m *Manager) safeTurn(ctx context.Context, e *entry) (end turnEnd) {
 // settle ends the running turn: the closing notice, if any, is stored
 // together with running = false. A wake that came in while the turn ran
 // starts the next turn at once.
-func (m *Manager) settle(e *entry, notice string) {
+func (m *Manager) settle(e *entry, end turnEnd) {
 	e.mu.Lock()
 	var msgs []conversation.Message
-	if notice != "" {
-		msgs = append(msgs, m.notice(notice))
+	if end.notice != "" {
+		msg := m.notice(end.notice)
+		msg.Limit = end.limit
+		msgs = append(msgs, msg)
 	}
 	_, _ = m.updateLocked(e, func(c *conversation.Conversation) error {
 		c.Running, c.Ask = false, nil
@@ -89,6 +91,8 @@ type turnEnd struct {
 	reply string
 	// report is the summary given with report_result, if it was called.
 	report *string
+	// limit is set when a provider's usage limit ended the turn.
+	limit *conversation.LimitNotice
 }
 
 // failed is a turn that ended early, notice saying why.
@@ -260,7 +264,9 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) (end turnEnd) {
 			if ctx.Err() != nil {
 				return failed(stopReason(ctx), context.Cause(ctx))
 			}
-			return failed(providerNotice(name(info, c.Provider), res.err), res.err)
+			end := failed(providerNotice(name(info, c.Provider), res.err), res.err)
+			end.limit = limitNotice(c.Provider, name(info, c.Provider), res.err)
+			return end
 		}
 		if len(res.calls) == 0 {
 			if report.summary != nil { // a coding agent reported over MCP
@@ -442,12 +448,32 @@ func name(info provider.Info, id string) string {
 	return id
 }
 
+// limitNotice is what the chat records of a usage limit in err, or nil
+// when err is not one.
+func limitNotice(id, who string, err error) *conversation.LimitNotice {
+	if !errors.Is(err, provider.ErrLimit) {
+		return nil
+	}
+	n := &conversation.LimitNotice{Provider: id, Name: who}
+	var lim *provider.LimitError
+	if errors.As(err, &lim) {
+		n.Message = lim.Message
+		if !lim.Until.IsZero() {
+			u := lim.Until.UTC()
+			n.Until = &u
+		}
+	}
+	return n
+}
+
 // providerNotice says why a provider call failed, in the person's words.
 func providerNotice(who string, err error) string {
 	var lim *provider.LimitError
 	switch {
+	case errors.As(err, &lim) && !lim.Until.IsZero():
+		return fmt.Sprintf("%s reached its usage limit until %s: %s", who, lim.Until.UTC().Format(time.RFC3339), lim.Message)
 	case errors.As(err, &lim):
-		return fmt.Sprintf("%s reached its usage limit: %s", who, lim.Error())
+		return fmt.Sprintf("%s reached its usage limit: %s", who, lim.Message)
 	case errors.Is(err, provider.ErrLimit):
 		return fmt.Sprintf("%s reached its usage limit: %v", who, err)
 	case errors.Is(err, provider.ErrOverload):

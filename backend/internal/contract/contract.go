@@ -98,6 +98,7 @@ var records = []struct {
 	{conversation.ToolCall{}, "ToolCall"},
 	{conversation.ToolResult{}, "ToolResult"},
 	{conversation.TaskUpdate{}, "TaskSnapshot"},
+	{conversation.LimitNotice{}, "LimitNotice"},
 	{chat.Page{}, "ConversationPage"},
 	{chat.CreateRequest{}, "CreateConversationRequest"},
 	{chat.PatchRequest{}, "PatchConversationRequest"},

@@ -647,6 +647,12 @@ export interface Message {
   ask?: Question;
   taskEvent?: TaskSnapshot;
   /**
+   * Limit is set on the notice that a provider reached its usage limit,
+   * so the chat can say it in the person's words, with the reset in their
+   * local time and what they can do.
+   */
+  limit?: LimitNotice;
+  /**
    * ForModel marks a notice the model is told too, as the person's words
    * (a resumed task's "Conch stopped while this was running; carry on").
    */
@@ -695,6 +701,17 @@ export interface TaskSnapshot {
   branch?: string;
   /** Final marks the result coming back: the model reads it as news. */
   final?: boolean;
+}
+
+/** LimitNotice is what is known of a provider's usage limit that ended a turn. */
+export interface LimitNotice {
+  /** Provider is the provider's id; Name what the person knows it by. */
+  provider: string;
+  name: string;
+  /** Until is when the limit resets, if the provider said. */
+  until?: string;
+  /** Message is the provider's own words. */
+  message?: string;
 }
 
 /** Page is a conversation with a page of its messages. */
