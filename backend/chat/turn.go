@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -367,7 +369,7 @@ func (m *Manager) permit(ctx context.Context, e *entry, a provider.Action) (bool
 		if c.Tainted {
 			detail += " (the chat is tainted, so every side effect asks)"
 		}
-		switch m.ask(ctx, e, "", a.Tool, detail) {
+		switch m.ask(ctx, e, "", a.Tool, detail, nil) {
 		case ask.Allowed:
 			allowed = true
 		case ask.Stopped:
@@ -686,7 +688,7 @@ func (m *Manager) runCall(ctx context.Context, e *entry, tools tool.Set, call pr
 		if c.Tainted {
 			detail += " (the chat is tainted, so every side effect asks)"
 		}
-		switch m.ask(ctx, e, call.ID, call.Name, detail) {
+		switch m.ask(ctx, e, call.ID, call.Name, detail, askChange(call.Name, call.Arguments, c.Cwd)) {
 		case ask.Allowed:
 		case ask.Declined:
 			return fail(declinedText)
@@ -787,6 +789,54 @@ func askDetail(title, name string, args json.RawMessage, cwd string) string {
 	return title
 }
 
+// askChange is the file write a question about call shows: the file as it
+// is and as it would be (write_file), or the piece replaced (edit_file);
+// nil for any other call or arguments it cannot read.
+func askChange(name string, args json.RawMessage, cwd string) *ask.Change {
+	switch name {
+	case "write_file":
+		var a struct {
+			Path    string `json:"path"`
+			Content string `json:"content"`
+		}
+		if json.Unmarshal(args, &a) != nil || a.Path == "" {
+			return nil
+		}
+		p, err := tool.Resolve(cwd, a.Path)
+		if err != nil {
+			return nil
+		}
+		before, isNew := readForChange(p)
+		return ask.NewChange(a.Path, before, a.Content, isNew)
+	case "edit_file":
+		var a struct {
+			Path string `json:"path"`
+			Old  string `json:"old"`
+			New  string `json:"new"`
+		}
+		if json.Unmarshal(args, &a) != nil || a.Path == "" {
+			return nil
+		}
+		return ask.NewChange(a.Path, a.Old, a.New, false)
+	}
+	return nil
+}
+
+// readForChange reads a regular file's start (a little over what a Change
+// keeps), reporting a file that is not there as new.
+func readForChange(p string) (string, bool) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", errors.Is(err, fs.ErrNotExist)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "", false
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, ask.MaxChange+1))
+	return string(b), false
+}
+
 // taint marks the chat tainted (once) and says why in a notice.
 func (m *Manager) taint(e *entry, why string) {
 	e.mu.Lock()
@@ -803,9 +853,10 @@ func (m *Manager) taint(e *entry, why string) {
 // ask puts a question in the chat and waits for Answer, the timeout or ctx.
 // In a task's chat the task asks instead (it becomes needs-you, and the
 // approval inbox, the notification and the chat can all answer it).
-func (m *Manager) ask(ctx context.Context, e *entry, callID, toolName, detail string) ask.Answer {
+func (m *Manager) ask(ctx context.Context, e *entry, callID, toolName, detail string, change *ask.Change) ask.Answer {
 	now := m.cfg.Now().UTC()
 	q := ask.New(uuid.NewString(), callID, toolName, detail, now, m.cfg.AskTimeout)
+	q.Change = change
 	answer := make(chan bool, 1)
 	msg := m.message(conversation.AskKind)
 	msg.Ask = &q

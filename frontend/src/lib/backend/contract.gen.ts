@@ -255,6 +255,24 @@ export const Category = {
 export type Category = (typeof Category)[keyof typeof Category];
 
 /**
+ * ApprovalKind says whose question an approval is, and so where it is
+ * answered.
+ */
+export const ApprovalKind = {
+  /**
+   * ApprovalTask is a task's question: answer it with
+   * POST /api/tasks/:taskId/answer.
+   */
+  ApprovalTask: 'task',
+  /**
+   * ApprovalChat is a chat's own question: answer it with
+   * POST /api/conversations/:conversationId/asks/:askId.
+   */
+  ApprovalChat: 'chat',
+} as const;
+export type ApprovalKind = (typeof ApprovalKind)[keyof typeof ApprovalKind];
+
+/**
  * Task is the record of where one task stands. The API, the Wails bindings
  * and the store all use this shape.
  */
@@ -416,10 +434,30 @@ export interface Question {
   askedAt: string;
   expiresAt: string;
   /**
+   * Change is the file write the question is about, so the person sees
+   * what changes before allowing it (nil for anything else). It is
+   * never changed once made, so copies may share it.
+   */
+  change?: AskChange;
+  /**
    * Answer is empty while it waits and set on the message that settles
    * it.
    */
   answer?: AskAnswer;
+}
+
+/**
+ * Change is a file write as a question shows it: the file's path (as the
+ * tool was given it), its text before and after. For an edit, Before and
+ * After are the replaced piece and its replacement; for a whole write,
+ * the file as it is (empty for a new file) and as it would be.
+ */
+export interface AskChange {
+  path: string;
+  before: string;
+  after: string;
+  new?: boolean;
+  truncated?: boolean;
 }
 
 /** Slots reports how many tasks of a kind hold a slot, and the limit. */
@@ -460,9 +498,19 @@ export interface TaskOptions {
   checkRetries?: number;
 }
 
-/** Approval is one pending question, as the approval inbox lists it. */
+/**
+ * Approval is one pending question in the approval inbox, a task's or a
+ * chat's: one list, so every surface counts the same "needs you".
+ */
 export interface Approval {
-  taskId: string;
+  kind: ApprovalKind;
+  /** TaskID is the task that asks ("" for a chat's question). */
+  taskId?: string;
+  /**
+   * ConversationID is the chat the question waits in: the chat's own,
+   * or the task's chat ("" for a shell command, which has none).
+   */
+  conversationId: string;
   title: string;
   cwd: string;
   ask: Question;
