@@ -251,6 +251,8 @@ export const Category = {
   LocalModel: 'local-model',
   /** ChatOnly is a hosted model reached over an API. */
   ChatOnly: 'chat-only',
+  /** BuiltInShell is the shell: each message runs as one bash command. */
+  BuiltInShell: 'shell',
 } as const;
 export type Category = (typeof Category)[keyof typeof Category];
 
