@@ -58,3 +58,8 @@ export function inboxOf(tasks: readonly TaskApproval[], chats: readonly ChatQues
 export function inboxKey(i: InboxItem): string {
   return `${i.kind}:${i.ask.id}`;
 }
+
+/** The one "needs you" count: every question waiting, the tasks' and the chats'. */
+export function needsYouCount(tasks: readonly TaskApproval[], chats: readonly ChatQuestion[]): number {
+  return tasks.length + chats.length;
+}
