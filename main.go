@@ -34,6 +34,7 @@ import (
 	"conch/backend/doctor"
 	"conch/backend/errcode"
 	"conch/backend/gateway"
+	"conch/backend/notify"
 	"conch/backend/provider/shell"
 	"conch/backend/service"
 	"conch/backend/task"
@@ -50,6 +51,11 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if runtime.GOOS == "windows" {
+		// A toast clicked while no Conch ran starts one, with a flag of
+		// COM's; the click itself arrives once the notifier is open.
+		args, _ = notify.LaunchedByToast(args)
+	}
 	cmd := ""
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]

@@ -22,9 +22,60 @@ type Question struct {
 	Detail    string    `json:"detail"`
 	AskedAt   time.Time `json:"askedAt"`
 	ExpiresAt time.Time `json:"expiresAt"`
+	// Change is the file write the question is about, so the person sees
+	// what changes before allowing it (nil for anything else). It is
+	// never changed once made, so copies may share it.
+	Change *Change `json:"change,omitempty"`
 	// Answer is empty while it waits and set on the message that settles
 	// it.
 	Answer Answer `json:"answer,omitempty"`
+}
+
+// MaxChange bounds each side of a Change, in bytes: a longer side is cut
+// there and Truncated is set.
+const MaxChange = 32 << 10
+
+// Change is a file write as a question shows it: the file's path (as the
+// tool was given it), its text before and after. For an edit, Before and
+// After are the replaced piece and its replacement; for a whole write,
+// the file as it is (empty for a new file) and as it would be.
+type Change struct {
+	Path      string `json:"path"`
+	Before    string `json:"before"`
+	After     string `json:"after"`
+	New       bool   `json:"new,omitempty"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+// NewChange returns the change of path from before to after, each side
+// cut at MaxChange (on a line end when it can be).
+func NewChange(path, before, after string, isNew bool) *Change {
+	c := &Change{Path: path, New: isNew}
+	c.Before, c.Truncated = cut(before)
+	var t bool
+	c.After, t = cut(after)
+	c.Truncated = c.Truncated || t
+	return c
+}
+
+func cut(s string) (string, bool) {
+	if len(s) <= MaxChange {
+		return s, false
+	}
+	s = s[:MaxChange]
+	for i := len(s) - 1; i > MaxChange/2; i-- {
+		if s[i] == '\n' {
+			return s[:i+1], true
+		}
+	}
+	// No line end in the last half: back off to a whole UTF-8 character.
+	for len(s) > 0 && s[len(s)-1]&0xC0 == 0x80 {
+		s = s[:len(s)-1]
+	}
+	if len(s) > 0 && s[len(s)-1] >= 0xC0 {
+		s = s[:len(s)-1]
+	}
+	return s, true
 }
 
 // Answer is how a question was settled.

@@ -863,3 +863,38 @@ func TestCodingAgentStepsAreKept(t *testing.T) {
 		}
 	}
 }
+
+func TestUsageLimitNoticeSaysWhoAndWhen(t *testing.T) {
+	until := time.Date(2026, 11, 30, 15, 40, 0, 0, time.UTC)
+	fake := newScripted(reply{err: &provider.LimitError{Until: until, Message: "5-hour limit reached"}})
+	e := setup(t, fake)
+	c := e.create(t, task.Ask)
+	if _, err := e.m.Send(c.ID, "hi"); err != nil {
+		t.Fatal(err)
+	}
+	e.idle(t, c.ID)
+	ms := e.messages(t, c.ID)
+	last := ms[len(ms)-1]
+	if last.Kind != conversation.Notice || last.Limit == nil {
+		t.Fatalf("last message %+v, want a notice with the limit", last)
+	}
+	if last.Limit.Provider != c.Provider || last.Limit.Name != "Fake" || last.Limit.Until == nil || !last.Limit.Until.Equal(until) || last.Limit.Message != "5-hour limit reached" {
+		t.Errorf("limit %+v", *last.Limit)
+	}
+	if strings.Count(last.Text, "Fake") != 1 || strings.Count(last.Text, "usage limit") != 1 {
+		t.Errorf("the notice names the provider or the limit more than once: %q", last.Text)
+	}
+
+	// Any other failure carries no limit.
+	fake2 := newScripted(reply{err: fmt.Errorf("boom: %w", provider.ErrOverload)})
+	e2 := setup(t, fake2)
+	c2 := e2.create(t, task.Ask)
+	if _, err := e2.m.Send(c2.ID, "hi"); err != nil {
+		t.Fatal(err)
+	}
+	e2.idle(t, c2.ID)
+	ms2 := e2.messages(t, c2.ID)
+	if l := ms2[len(ms2)-1]; l.Limit != nil {
+		t.Errorf("an overload carries a limit: %+v", l)
+	}
+}

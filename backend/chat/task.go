@@ -133,7 +133,7 @@ func (m *Manager) RunTask(ctx context.Context, id string, turn TaskTurn, hooks T
 	defer m.wg.Done()
 	end := m.safeTurn(tctx, e)
 	stopWithManager()
-	m.settle(e, end.notice)
+	m.settle(e, end)
 	switch {
 	case end.report != nil:
 		return TaskResult{Summary: *end.report, Source: task.SourceReport}, nil

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -38,7 +40,7 @@ const (
 func (m *Manager) turn(ctx context.Context, e *entry) {
 	defer m.wg.Done()
 	end := m.safeTurn(ctx, e)
-	m.settle(e, end.notice)
+	m.settle(e, end)
 }
 
 // safeTurn is runTurn, with a panic (a bug in Conch or a provider) ending
@@ -57,11 +59,13 @@ func (m *Manager) safeTurn(ctx context.Context, e *entry) (end turnEnd) {
 // settle ends the running turn: the closing notice, if any, is stored
 // together with running = false. A wake that came in while the turn ran
 // starts the next turn at once.
-func (m *Manager) settle(e *entry, notice string) {
+func (m *Manager) settle(e *entry, end turnEnd) {
 	e.mu.Lock()
 	var msgs []conversation.Message
-	if notice != "" {
-		msgs = append(msgs, m.notice(notice))
+	if end.notice != "" {
+		msg := m.notice(end.notice)
+		msg.Limit = end.limit
+		msgs = append(msgs, msg)
 	}
 	_, _ = m.updateLocked(e, func(c *conversation.Conversation) error {
 		c.Running, c.Ask = false, nil
@@ -89,6 +93,8 @@ type turnEnd struct {
 	reply string
 	// report is the summary given with report_result, if it was called.
 	report *string
+	// limit is set when a provider's usage limit ended the turn.
+	limit *conversation.LimitNotice
 }
 
 // failed is a turn that ended early, notice saying why.
@@ -260,7 +266,9 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) (end turnEnd) {
 			if ctx.Err() != nil {
 				return failed(stopReason(ctx), context.Cause(ctx))
 			}
-			return failed(providerNotice(name(info, c.Provider), res.err), res.err)
+			end := failed(providerNotice(name(info, c.Provider), res.err), res.err)
+			end.limit = limitNotice(c.Provider, name(info, c.Provider), res.err)
+			return end
 		}
 		if len(res.calls) == 0 {
 			if report.summary != nil { // a coding agent reported over MCP
@@ -361,7 +369,7 @@ func (m *Manager) permit(ctx context.Context, e *entry, a provider.Action) (bool
 		if c.Tainted {
 			detail += " (the chat is tainted, so every side effect asks)"
 		}
-		switch m.ask(ctx, e, "", a.Tool, detail) {
+		switch m.ask(ctx, e, "", a.Tool, detail, nil) {
 		case ask.Allowed:
 			allowed = true
 		case ask.Stopped:
@@ -442,12 +450,32 @@ func name(info provider.Info, id string) string {
 	return id
 }
 
+// limitNotice is what the chat records of a usage limit in err, or nil
+// when err is not one.
+func limitNotice(id, who string, err error) *conversation.LimitNotice {
+	if !errors.Is(err, provider.ErrLimit) {
+		return nil
+	}
+	n := &conversation.LimitNotice{Provider: id, Name: who}
+	var lim *provider.LimitError
+	if errors.As(err, &lim) {
+		n.Message = lim.Message
+		if !lim.Until.IsZero() {
+			u := lim.Until.UTC()
+			n.Until = &u
+		}
+	}
+	return n
+}
+
 // providerNotice says why a provider call failed, in the person's words.
 func providerNotice(who string, err error) string {
 	var lim *provider.LimitError
 	switch {
+	case errors.As(err, &lim) && !lim.Until.IsZero():
+		return fmt.Sprintf("%s reached its usage limit until %s: %s", who, lim.Until.UTC().Format(time.RFC3339), lim.Message)
 	case errors.As(err, &lim):
-		return fmt.Sprintf("%s reached its usage limit: %s", who, lim.Error())
+		return fmt.Sprintf("%s reached its usage limit: %s", who, lim.Message)
 	case errors.Is(err, provider.ErrLimit):
 		return fmt.Sprintf("%s reached its usage limit: %v", who, err)
 	case errors.Is(err, provider.ErrOverload):
@@ -660,7 +688,7 @@ func (m *Manager) runCall(ctx context.Context, e *entry, tools tool.Set, call pr
 		if c.Tainted {
 			detail += " (the chat is tainted, so every side effect asks)"
 		}
-		switch m.ask(ctx, e, call.ID, call.Name, detail) {
+		switch m.ask(ctx, e, call.ID, call.Name, detail, askChange(call.Name, call.Arguments, c.Cwd)) {
 		case ask.Allowed:
 		case ask.Declined:
 			return fail(declinedText)
@@ -761,6 +789,54 @@ func askDetail(title, name string, args json.RawMessage, cwd string) string {
 	return title
 }
 
+// askChange is the file write a question about call shows: the file as it
+// is and as it would be (write_file), or the piece replaced (edit_file);
+// nil for any other call or arguments it cannot read.
+func askChange(name string, args json.RawMessage, cwd string) *ask.Change {
+	switch name {
+	case "write_file":
+		var a struct {
+			Path    string `json:"path"`
+			Content string `json:"content"`
+		}
+		if json.Unmarshal(args, &a) != nil || a.Path == "" {
+			return nil
+		}
+		p, err := tool.Resolve(cwd, a.Path)
+		if err != nil {
+			return nil
+		}
+		before, isNew := readForChange(p)
+		return ask.NewChange(a.Path, before, a.Content, isNew)
+	case "edit_file":
+		var a struct {
+			Path string `json:"path"`
+			Old  string `json:"old"`
+			New  string `json:"new"`
+		}
+		if json.Unmarshal(args, &a) != nil || a.Path == "" {
+			return nil
+		}
+		return ask.NewChange(a.Path, a.Old, a.New, false)
+	}
+	return nil
+}
+
+// readForChange reads a regular file's start (a little over what a Change
+// keeps), reporting a file that is not there as new.
+func readForChange(p string) (string, bool) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", errors.Is(err, fs.ErrNotExist)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "", false
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, ask.MaxChange+1))
+	return string(b), false
+}
+
 // taint marks the chat tainted (once) and says why in a notice.
 func (m *Manager) taint(e *entry, why string) {
 	e.mu.Lock()
@@ -777,9 +853,10 @@ func (m *Manager) taint(e *entry, why string) {
 // ask puts a question in the chat and waits for Answer, the timeout or ctx.
 // In a task's chat the task asks instead (it becomes needs-you, and the
 // approval inbox, the notification and the chat can all answer it).
-func (m *Manager) ask(ctx context.Context, e *entry, callID, toolName, detail string) ask.Answer {
+func (m *Manager) ask(ctx context.Context, e *entry, callID, toolName, detail string, change *ask.Change) ask.Answer {
 	now := m.cfg.Now().UTC()
 	q := ask.New(uuid.NewString(), callID, toolName, detail, now, m.cfg.AskTimeout)
+	q.Change = change
 	answer := make(chan bool, 1)
 	msg := m.message(conversation.AskKind)
 	msg.Ask = &q

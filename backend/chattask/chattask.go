@@ -129,6 +129,9 @@ func (x *Executor) Execute(ctx context.Context, run *taskrun.Run) (_ taskrun.Out
 		if err != nil {
 			return taskrun.Outcome{}, err
 		}
+		// Its setup carries the task's mark, as its commands do: a Conch
+		// that dies while it runs leaves nothing healing cannot find.
+		tree.Env = run.Mark.WithRun().Env(nil)
 		defer func() {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 			defer cancel()
@@ -178,6 +181,11 @@ func (x *Executor) Execute(ctx context.Context, run *taskrun.Run) (_ taskrun.Out
 	turn := chat.TaskTurn{Text: t.Text, Fresh: true}
 	if t.Resume != nil {
 		turn = chat.TaskTurn{Resume: t.Resume.Notice()}
+		// Stopped before its first turn began (in its worktree's setup,
+		// say), its chat holds nothing yet, not even what to do.
+		if c, err := x.cfg.Chats.Snapshot(t.ConversationID); err == nil && c.LastSeq == 0 {
+			turn.Text = t.Text
+		}
 	}
 	res, err := x.turn(ctx, run, hooks, turn)
 	if err != nil {

@@ -128,10 +128,25 @@ type Message struct {
 	ToolResult     *ToolResult   `json:"toolResult,omitempty"`
 	Ask            *ask.Question `json:"ask,omitempty"`
 	TaskEvent      *TaskUpdate   `json:"taskEvent,omitempty"`
+	// Limit is set on the notice that a provider reached its usage limit,
+	// so the chat can say it in the person's words, with the reset in their
+	// local time and what they can do.
+	Limit *LimitNotice `json:"limit,omitempty"`
 	// ForModel marks a notice the model is told too, as the person's words
 	// (a resumed task's "Conch stopped while this was running; carry on").
 	ForModel  bool      `json:"forModel,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`
+}
+
+// LimitNotice is what is known of a provider's usage limit that ended a turn.
+type LimitNotice struct {
+	// Provider is the provider's id; Name what the person knows it by.
+	Provider string `json:"provider"`
+	Name     string `json:"name"`
+	// Until is when the limit resets, if the provider said.
+	Until *time.Time `json:"until,omitempty"`
+	// Message is the provider's own words.
+	Message string `json:"message,omitempty"`
 }
 
 // TaskUpdate is a task's status change as its parent chat records it. The

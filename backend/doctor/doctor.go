@@ -163,12 +163,18 @@ func checkTasks(tasks []task.Task) Check {
 	return c
 }
 
+// ShellID is the built-in shell's provider id.
+const ShellID = "shell"
+
 func checkProviders(ps []Provider) Check {
 	c := Check{ID: "providers", Title: "Providers", Level: OK, Details: []string{}}
-	ready := 0
+	ready, talkers := 0, 0
 	for _, p := range ps {
 		if p.Ready {
 			ready++
+			if p.ID != ShellID {
+				talkers++
+			}
 			c.Details = append(c.Details, p.Name+": ready")
 			continue
 		}
@@ -179,6 +185,14 @@ func checkProviders(ps []Provider) Check {
 		c.Level = Fail
 		c.Summary = "No provider is ready, so nothing can run."
 		c.Fix = "Install bash for shell tasks, or connect a provider."
+		c.Link = "/providers"
+	case talkers == 0:
+		// The first run, most often: commands work, but a chat can only
+		// run each message as a command.
+		c.Level = Warn
+		c.Summary = "Only the shell is ready: a chat runs each message as a command and cannot answer in words."
+		c.Fix = "Connect a model (Ollama or LM Studio on this computer, or an API key) or sign in to a coding-agent CLI."
+		c.Link = "/providers"
 	case ready < len(ps):
 		c.Level = Warn
 		c.Summary = fmt.Sprintf("%d of %d providers are ready.", ready, len(ps))

@@ -12,7 +12,7 @@ import (
 func healthy() Input {
 	return Input{
 		Tasks:         []task.Task{{Status: task.Done, Title: "a"}},
-		Providers:     []Provider{{ID: "shell", Name: "Shell", Ready: true}},
+		Providers:     []Provider{{ID: "shell", Name: "Shell", Ready: true}, {ID: "ollama", Name: "Ollama", Ready: true}},
 		Store:         Store{Path: "/h/conch.db", Schema: 1, Size: 32 << 10},
 		Notifications: Notifications{Service: "dunst 1.9 over D-Bus", Actions: true, Topics: pref.Topics{Tasks: true, Approvals: true}},
 		Tray:          Feature{Running: true, OK: true},
@@ -75,6 +75,36 @@ func TestTasksWarnAboutInterruptedAndReportNeedsYou(t *testing.T) {
 	in.Tasks = in.Tasks[2:3]
 	if c := find(t, Run(in), "tasks"); c.Level != Info {
 		t.Fatalf("needs-you only: %s", c.Level)
+	}
+}
+
+// Normal work is not a problem: tasks working, waiting in line or waiting
+// for an OK never make the check warn.
+func TestNormalWorkNeedsNoLook(t *testing.T) {
+	in := healthy()
+	in.Tasks = []task.Task{{Status: task.Running, Title: "a"}, {Status: task.Queued, Title: "b"}, {Status: task.NeedsYou, Title: "c"}, {Status: task.Done, Title: "d"}}
+	c := find(t, Run(in), "tasks")
+	if c.Level == Warn || c.Level == Fail || c.Fix != "" {
+		t.Fatalf("normal work: %+v", c)
+	}
+	in.Tasks = in.Tasks[:2]
+	if c := find(t, Run(in), "tasks"); c.Level != OK {
+		t.Fatalf("working and waiting: %+v", c)
+	}
+}
+
+// With only the shell ready (the first run) the check says a chat cannot
+// answer in words and where to connect a model; it is not OK.
+func TestOnlyTheShellIsNotProvidersOK(t *testing.T) {
+	in := healthy()
+	in.Providers = []Provider{{ID: "shell", Name: "Shell", Ready: true}, {ID: "claude-code", Name: "Claude Code", Reason: "Not logged in"}}
+	c := find(t, Run(in), "providers")
+	if c.Level != Warn || !strings.Contains(c.Summary, "Only the shell is ready") || c.Link != "/providers" || c.Fix == "" {
+		t.Fatalf("only the shell: %+v", c)
+	}
+	in.Providers = in.Providers[:1]
+	if c := find(t, Run(in), "providers"); c.Level != Warn {
+		t.Fatalf("the shell alone: %+v", c)
 	}
 }
 

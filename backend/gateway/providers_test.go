@@ -88,7 +88,9 @@ func TestProvidersAPI(t *testing.T) {
 		t.Fatalf("GET: %d %s", resp.StatusCode, b)
 	}
 	list := decodeAs[service.ProviderList](t, b)
-	if len(list.Providers) != 1 || list.Providers[0].ID != "openai" || list.Providers[0].Source != registry.FromEnv || !list.Providers[0].KeySet {
+	// The env's OpenAI, and the shell, built in and listed like any other.
+	if len(list.Providers) != 2 || list.Providers[0].ID != "openai" || list.Providers[0].Source != registry.FromEnv || !list.Providers[0].KeySet ||
+		list.Providers[1].ID != "shell" || list.Providers[1].Source != registry.BuiltIn || !list.Providers[1].CanAsk {
 		t.Fatalf("list = %s", b)
 	}
 
@@ -103,9 +105,21 @@ func TestProvidersAPI(t *testing.T) {
 		t.Fatalf("PUT answer = %s", b)
 	}
 	resp, b = e.do(t, req{method: "GET", path: "/api/providers"})
-	if resp.StatusCode != 200 || len(decodeAs[service.ProviderList](t, b).Providers) != 2 {
+	if resp.StatusCode != 200 || len(decodeAs[service.ProviderList](t, b).Providers) != 3 {
 		t.Fatalf("GET after PUT: %d %s", resp.StatusCode, b)
 	}
+	// An edit is a PUT without the key: the name and model change, the key stays.
+	resp, b = e.do(t, req{method: "PUT", path: "/api/providers/local", body: `{"kind":"openai","name":"Local box","baseUrl":"` + models.URL + `/v1","model":"m1"}`})
+	if l := decodeAs[registry.Listing](t, b); resp.StatusCode != 200 || l.Name != "Local box" || l.Models.Default != "m1" || !l.KeySet {
+		t.Fatalf("edit: %d %s", resp.StatusCode, b)
+	}
+	if k, err := st.ProviderKey("local"); err != nil || k != "sk-put-key-0002" {
+		t.Errorf("the edit lost the key: %q, %v", k, err)
+	}
+	resp, b = e.do(t, req{method: "DELETE", path: "/api/providers/shell"})
+	wantError(t, resp, b, http.StatusConflict, "conflict")
+	resp, b = e.do(t, req{method: "PUT", path: "/api/providers/shell", body: `{"kind":"anthropic"}`})
+	wantError(t, resp, b, http.StatusBadRequest, "invalid")
 	for _, k := range []string{"sk-env-key-0001", "sk-put-key-0002"} {
 		if strings.Contains(string(b), k) {
 			t.Errorf("GET shows a key: %s", b)
@@ -161,7 +175,7 @@ func TestProvidersPutRefused(t *testing.T) {
 	resp, b := e.do(t, req{method: "POST", path: "/api/providers"})
 	wantError(t, resp, b, http.StatusMethodNotAllowed, "method_not_allowed")
 	resp, b = e.do(t, req{method: "GET", path: "/api/providers"})
-	if n := len(decodeAs[service.ProviderList](t, b).Providers); resp.StatusCode != 200 || n != 1 {
+	if n := len(decodeAs[service.ProviderList](t, b).Providers); resp.StatusCode != 200 || n != 2 {
 		t.Fatalf("refused PUTs changed the list: %s", b)
 	}
 }

@@ -28,31 +28,6 @@ func realAgent(t *testing.T, a agentrig.Agent, brain modelserver.Brain) (provide
 	return agentcli.New(a.Kind, agentcli.Config{ID: a.ID, Name: a.Name, Binary: rig.Bin, Env: rig.Env, Model: a.Model}), requests
 }
 
-// handsOff is the parent chat's model: it calls tool with args once, then
-// answers.
-func handsOff(tool string, args any) func(context.Context, asked) answer {
-	return func(_ context.Context, a asked) answer {
-		if len(a.Results()) == 0 {
-			return callTool(tool, args)
-		}
-		return say("Handed off.")
-	}
-}
-
-// onlyTask waits for the one task of chat parent to finish.
-func (e *env) onlyTask(t *testing.T, parent string) task.Task {
-	t.Helper()
-	var tk task.Task
-	eventually(t, "the task to finish", func() bool {
-		tasks := e.tasksOf(parent)
-		if len(tasks) == 1 {
-			tk = tasks[0]
-		}
-		return len(tasks) == 1 && tk.Status.Finished()
-	})
-	return tk
-}
-
 func TestAgentsTakeAHelperPartAndABackgroundTask(t *testing.T) {
 	for _, ag := range agentrig.Agents {
 		t.Run(ag.ID, func(t *testing.T) {

@@ -398,3 +398,28 @@ func branches(t *testing.T, repo string) string {
 	}
 	return string(out)
 }
+
+// handsOff is the parent chat's model: it calls tool with args once, then
+// answers.
+func handsOff(tool string, args any) func(context.Context, asked) answer {
+	return func(_ context.Context, a asked) answer {
+		if len(a.Results()) == 0 {
+			return callTool(tool, args)
+		}
+		return say("Handed off.")
+	}
+}
+
+// onlyTask waits for the one task of chat parent to finish.
+func (e *env) onlyTask(t *testing.T, parent string) task.Task {
+	t.Helper()
+	var tk task.Task
+	eventually(t, "the task to finish", func() bool {
+		tasks := e.tasksOf(parent)
+		if len(tasks) == 1 {
+			tk = tasks[0]
+		}
+		return len(tasks) == 1 && tk.Status.Finished()
+	})
+	return tk
+}

@@ -51,6 +51,8 @@ func category(c provider.Category) string {
 		return "a model on this computer"
 	case provider.ChatOnly:
 		return "a hosted model (it works through Conch's tools)"
+	case provider.BuiltInShell:
+		return "the built-in shell (it runs a part's instructions as one bash command, word for word)"
 	}
 	return "a provider"
 }

@@ -44,6 +44,9 @@ type Notifier interface {
 // ErrNoServer is returned when no notification server answers on D-Bus.
 var ErrNoServer = errors.New("no notification server answers on D-Bus")
 
+// ErrClosed is returned by a notifier's Send after its Close.
+var ErrClosed = errors.New("the notifier is closed")
+
 func label(action string) string {
 	switch action {
 	case ActionAllow:

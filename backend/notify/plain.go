@@ -9,10 +9,11 @@ import (
 	"github.com/gen2brain/beeep"
 )
 
-// Plain raises a notification through beeep: macOS Notification Center or
-// Windows toasts; on Linux, where D-Bus had no server, it tries notify-send.
-// It has no tags, buttons or clicks, so clicking it only dismisses it;
-// answers are given in the app.
+// Plain raises a notification through beeep: macOS Notification Center, or
+// on Windows a toast when the WinRT API could not be used directly; on
+// Linux, where D-Bus had no server, it tries notify-send. It has no tags,
+// buttons or clicks, so clicking it only dismisses it; answers are given in
+// the app.
 type Plain struct{}
 
 // Send shows m as a plain notification.
@@ -41,12 +42,21 @@ func (Plain) Actions() bool { return false }
 func (Plain) Close() error { return nil }
 
 // Open returns the best notifier here: D-Bus with actions on Linux when a
-// server answers, else plain notifications. The error says, in words for
-// the person, why D-Bus was not used (nil when it was, or off Linux).
+// server answers, toasts with actions on Windows when the WinRT API does,
+// else plain notifications (always on macOS). The error says, in words for
+// the person, why the better one was not used or what keeps it from
+// showing anything (nil when all is well, and on macOS).
 func Open(onAction ActionFunc) (Notifier, error) {
-	if runtime.GOOS != "linux" {
-		return Plain{}, nil
+	switch runtime.GOOS {
+	case "windows":
+		return openToasts(onAction)
+	case "linux":
+		return openDBus(onAction)
 	}
+	return Plain{}, nil
+}
+
+func openDBus(onAction ActionFunc) (Notifier, error) {
 	d, err := ConnectSession(onAction)
 	if errors.Is(err, ErrNoServer) {
 		return Plain{}, ErrNoServer // the bus's own wording helps nobody

@@ -27,6 +27,8 @@ const (
 	LocalModel Category = "local-model"
 	// ChatOnly is a hosted model reached over an API.
 	ChatOnly Category = "chat-only"
+	// BuiltInShell is the shell: each message runs as one bash command.
+	BuiltInShell Category = "shell"
 )
 
 // Models are a provider's models.

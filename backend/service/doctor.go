@@ -144,24 +144,33 @@ func OfflineDoctor(home string, shell func() (bool, string)) doctor.Report {
 }
 
 // doctorProviders lists the shell and every provider of reg (which may be
-// nil) for the doctor's providers check, each with its reason; problem is
+// nil) for the doctor's providers check, each with its reason, the shell
+// first, as GET /api/providers lists them (the registry holds the shell
+// too; shell says how it stands when there is no registry); problem is
 // why a configured provider could not be read, if so.
 func doctorProviders(shell func() (bool, string), reg *registry.Registry, problem string) []doctor.Provider {
-	ready, reason := true, ""
-	if shell != nil {
-		ready, reason = shell()
+	var ps []doctor.Provider
+	if reg != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), doctorTimeout)
+		defer cancel()
+		for _, l := range reg.List(ctx) {
+			p := doctor.Provider{ID: l.ID, Name: l.Name, Ready: l.Ready, Reason: l.Reason}
+			if l.ID == doctor.ShellID {
+				ps = append([]doctor.Provider{p}, ps...)
+			} else {
+				ps = append(ps, p)
+			}
+		}
 	}
-	ps := []doctor.Provider{{ID: "shell", Name: "Shell", Ready: ready, Reason: reason}}
+	if len(ps) == 0 || ps[0].ID != doctor.ShellID {
+		ready, reason := true, ""
+		if shell != nil {
+			ready, reason = shell()
+		}
+		ps = append([]doctor.Provider{{ID: doctor.ShellID, Name: "Shell", Ready: ready, Reason: reason}}, ps...)
+	}
 	if problem != "" {
-		ps = append(ps, doctor.Provider{ID: "configured", Name: "Connected providers", Reason: problem})
-	}
-	if reg == nil {
-		return ps
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), doctorTimeout)
-	defer cancel()
-	for _, l := range reg.List(ctx) {
-		ps = append(ps, doctor.Provider{ID: l.ID, Name: l.Name, Ready: l.Ready, Reason: l.Reason})
+		ps = append(ps[:1:1], append([]doctor.Provider{{ID: "configured", Name: "Connected providers", Reason: problem}}, ps[1:]...)...)
 	}
 	return ps
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // TestDoctorProviders: the doctor's providers check lists the shell and
-// every provider of the registry, each with its reason.
+// every provider of the registry, each with its reason, the shell once.
 func TestDoctorProviders(t *testing.T) {
 	st, err := store.Open(filepath.Join(t.TempDir(), "conch.db"))
 	if err != nil {
@@ -43,6 +43,11 @@ func TestDoctorProviders(t *testing.T) {
 	}
 	if ps[1].Ready || ps[1].Reason == "" || !ps[2].Ready {
 		t.Errorf("providers = %+v, want away not ready with a reason and ollama ready", ps)
+	}
+	// The shell is the registry's, listed once, as GET /api/providers lists
+	// it: here the registry finds no bash on its PATH.
+	if ps[0].Ready || ps[0].Reason != "bash was not found on PATH" {
+		t.Errorf("shell = %+v, want the registry's", ps[0])
 	}
 	if ps := doctorProviders(func() (bool, string) { return false, "bash was not found" }, nil, "a record is corrupt"); len(ps) != 2 || ps[0].Ready || ps[1].Reason != "a record is corrupt" {
 		t.Errorf("without a registry: %+v", ps)

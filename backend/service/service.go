@@ -40,7 +40,7 @@ type API interface {
 	AnswerTask(id, askID string, allow bool) (task.Task, error)
 	RemoveWorktree(id string, confirm bool) (task.Task, error)
 	OpenFolder(id string) error
-	Approvals() ([]taskrun.Approval, error)
+	Approvals() ([]Approval, error)
 	Doctor() (doctor.Report, error)
 	Preferences() (pref.Preferences, error)
 	SetPreferences(p pref.Preferences) (pref.Preferences, error)

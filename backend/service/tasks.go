@@ -243,12 +243,3 @@ func (s *Service) AnswerTask(id, askID string, allow bool) (task.Task, error) {
 	}
 	return r.Answer(id, askID, allow)
 }
-
-// Approvals lists every pending question, oldest first.
-func (s *Service) Approvals() ([]taskrun.Approval, error) {
-	r, err := s.tasks()
-	if err != nil {
-		return nil, err
-	}
-	return r.Approvals(), nil
-}

@@ -271,7 +271,9 @@ func (r *Runner) ask(ctx context.Context, e *entry, h *activeRun, q ask.Question
 		q.ID = uuid.NewString()
 	}
 	if q.AskedAt.IsZero() || q.ExpiresAt.IsZero() {
+		change := q.Change
 		q = ask.New(q.ID, q.CallID, q.Tool, q.Detail, now, r.cfg.AskTimeout)
+		q.Change = change
 	}
 	answer := make(chan bool, 1)
 	e.mu.Lock()

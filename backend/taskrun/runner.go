@@ -575,10 +575,12 @@ func (r *Runner) Counts() (map[task.Status]int, error) { return r.cfg.Store.Task
 
 // Approval is one pending question, as the approval inbox lists it.
 type Approval struct {
-	TaskID string       `json:"taskId"`
-	Title  string       `json:"title"`
-	Cwd    string       `json:"cwd"`
-	Ask    ask.Question `json:"ask"`
+	TaskID string `json:"taskId"`
+	// ConversationID is the task's own chat ("" for a shell command).
+	ConversationID string       `json:"conversationId"`
+	Title          string       `json:"title"`
+	Cwd            string       `json:"cwd"`
+	Ask            ask.Question `json:"ask"`
 }
 
 // Approvals lists every pending question, oldest first.
@@ -587,7 +589,7 @@ func (r *Runner) Approvals() []Approval {
 	out := []Approval{}
 	for _, t := range tasks {
 		if t.Status == task.NeedsYou && t.Ask != nil {
-			out = append(out, Approval{TaskID: t.ID, Title: t.Title, Cwd: t.Cwd, Ask: *t.Ask})
+			out = append(out, Approval{TaskID: t.ID, ConversationID: t.ConversationID, Title: t.Title, Cwd: t.Cwd, Ask: *t.Ask})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Ask.AskedAt.Before(out[j].Ask.AskedAt) })

@@ -62,12 +62,12 @@ func (t Tree) Setup(ctx context.Context, out io.Writer) error {
 	tail := &tailBuffer{max: 16 << 10}
 	w := &tee{out: out, tail: tail}
 	cmd := command(ctx, t.Path, script)
-	cmd.Env = environ(
-		"CONCH_REPO="+t.Repo,
-		"CONCH_WORKTREE="+t.Path,
-		"CONCH_BRANCH="+t.Branch,
-		"CONCH_BASE="+t.Base,
-	)
+	cmd.Env = environ(append([]string{
+		"CONCH_REPO=" + t.Repo,
+		"CONCH_WORKTREE=" + t.Path,
+		"CONCH_BRANCH=" + t.Branch,
+		"CONCH_BASE=" + t.Base,
+	}, t.Env...)...)
 	// One writer for both streams, so exec copies them in one goroutine.
 	cmd.Stdout, cmd.Stderr = w, w
 	err = cmd.Start()

@@ -35,6 +35,10 @@ type Tree struct {
 	// Dir is the folder inside the worktree matching the one it was made
 	// for, which may be a subfolder of the repository.
 	Dir string
+	// Env is added to the setup script's environment: the process mark of
+	// the task it works for, so healing after a crash finds what it left
+	// running.
+	Env []string
 }
 
 // Add makes <root>/<id> on a new branch conch/<id> from the current HEAD of

@@ -58,6 +58,7 @@ var enums = []struct {
 	{"backend/doctor", "Level", "Level"},
 	{"backend/tool", "Effect", "Effect"},
 	{"backend/provider", "Category", "Category"},
+	{"backend/service", "ApprovalKind", "ApprovalKind"},
 }
 
 // records are the JSON records, under their TypeScript names; a record a
@@ -75,11 +76,12 @@ var records = []struct {
 	{task.Paused{}, "Paused"},
 	{task.Resume{}, "Resume"},
 	{ask.Question{}, "Question"},
+	{ask.Change{}, "AskChange"},
 	{taskrun.Slots{}, "Slots"},
 	{taskrun.Concurrent{}, "Concurrent"},
 	{taskrun.CreateRequest{}, "CreateTaskRequest"},
 	{taskrun.Options{}, "TaskOptions"},
-	{taskrun.Approval{}, "Approval"},
+	{service.Approval{}, "Approval"},
 	{service.TaskList{}, "TaskList"},
 	{service.TaskQuery{}, "TaskQuery"},
 	{service.OutputChunk{}, "OutputChunk"},
@@ -99,6 +101,7 @@ var records = []struct {
 	{conversation.ToolCall{}, "ToolCall"},
 	{conversation.ToolResult{}, "ToolResult"},
 	{conversation.TaskUpdate{}, "TaskSnapshot"},
+	{conversation.LimitNotice{}, "LimitNotice"},
 	{chat.Page{}, "ConversationPage"},
 	{chat.CreateRequest{}, "CreateConversationRequest"},
 	{chat.PatchRequest{}, "PatchConversationRequest"},
@@ -130,7 +133,8 @@ func Generate() ([]byte, error) {
 		"backend/conversation.Kind": reflect.TypeOf(conversation.Kind("")), "backend/conversation.OriginKind": reflect.TypeOf(conversation.OriginKind("")),
 		"backend/event.Type": reflect.TypeOf(event.Type("")), "backend/errcode.Code": reflect.TypeOf(errcode.Code("")),
 		"backend/doctor.Level": reflect.TypeOf(doctor.Level("")), "backend/tool.Effect": reflect.TypeOf(tool.Effect("")),
-		"backend/provider.Category": reflect.TypeOf(provider.Category("")),
+		"backend/provider.Category":    reflect.TypeOf(provider.Category("")),
+		"backend/service.ApprovalKind": reflect.TypeOf(service.ApprovalKind("")),
 	}
 	for _, e := range enums {
 		rt, ok := enumTypes[e.pkg+"."+e.goType]

@@ -13,6 +13,7 @@ import (
 	"conch/backend/provider/agentcli"
 	"conch/backend/provider/anthropic"
 	"conch/backend/provider/openai"
+	"conch/backend/provider/shell"
 	"conch/backend/store"
 )
 
@@ -44,9 +45,12 @@ var clis = []struct{ id, name, bin string }{
 }
 
 // find looks for the providers Conch offers without being told: API keys in
-// the environment, Ollama answering on this computer, CLIs on PATH.
+// the environment, Ollama answering on this computer, CLIs on PATH, and
+// the shell, which is always there.
 func (r *Registry) find(ctx context.Context) {
 	found := map[string]entry{}
+	sh := &shell.Chat{LookPath: r.cfg.LookPath}
+	found[shell.ChatID] = entry{p: sh, fallback: provider.Info{ID: shell.ChatID, Name: "Shell", Kind: shell.ChatID, Category: provider.BuiltInShell, CanAsk: true}, source: BuiltIn}
 	for _, id := range []string{"openai", "openrouter"} {
 		if k := r.cfg.Getenv(envVars[id]); k != "" {
 			e := r.build(store.ProviderConfig{ID: id, Kind: KindOpenAI, Preset: id}, key{value: k})

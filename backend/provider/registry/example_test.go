@@ -43,6 +43,6 @@ func Example() {
 	fmt.Println(r.IDs(), l.Source, l.KeySet, l.KeyStorage)
 	fmt.Println(l.KeyNotice)
 	// Output:
-	// [anthropic] configured true store
+	// [anthropic shell] configured true store
 	// No system keyring was found, so the key is kept in Conch's database (readable by your user).
 }

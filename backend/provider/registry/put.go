@@ -13,6 +13,7 @@ import (
 
 	"github.com/zalando/go-keyring"
 
+	"conch/backend/provider/shell"
 	"conch/backend/store"
 )
 
@@ -57,6 +58,9 @@ func validate(id string, req PutRequest) (PutRequest, error) {
 	req.Preset = strings.TrimSpace(req.Preset)
 	if !validID.MatchString(id) {
 		return bad("a provider id is 1 to 64 lower-case letters, digits, dots, dashes or underscores, starting with a letter or digit")
+	}
+	if id == shell.ChatID {
+		return bad("%s is the built-in shell; it has nothing to configure", id)
 	}
 	if !slices.Contains(kinds, req.Kind) {
 		return bad("kind must be one of %s", strings.Join(kinds, ", "))
@@ -224,6 +228,8 @@ func whyFound(e entry) string {
 		return fmt.Sprintf("%s comes from the %s environment variable; unset it and restart Conch to remove it", name, envVars[e.fallback.ID])
 	case Detected:
 		return fmt.Sprintf("%s was found running on this computer; it cannot be deleted, only configured", name)
+	case BuiltIn:
+		return fmt.Sprintf("%s is built in; it cannot be deleted", name)
 	default:
 		return fmt.Sprintf("%s was found on PATH; it cannot be deleted, only configured", name)
 	}

@@ -2,7 +2,8 @@
 // the ones the person configured (kept in the store, their keys in the OS
 // keyring or, without one, in the store), the ones the environment offers
 // (OPENAI_API_KEY, ANTHROPIC_API_KEY, OPENROUTER_API_KEY), Ollama when it
-// answers on this computer at start, and the coding-agent CLIs on PATH.
+// answers on this computer at start, the coding-agent CLIs on PATH, and the
+// built-in shell, which runs each message as a bash command.
 //
 // A configured provider with the id of a found one (openai, ollama,
 // claude-code...) takes its place; deleting the configuration brings the
@@ -37,6 +38,8 @@ const (
 	Detected Source = "detected"
 	// OnPath providers are coding-agent CLIs found on PATH.
 	OnPath Source = "path"
+	// BuiltIn is the shell, always there.
+	BuiltIn Source = "builtin"
 )
 
 // Defaults for a Config that leaves them out.

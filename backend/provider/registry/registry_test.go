@@ -174,7 +174,7 @@ func TestAssembly(t *testing.T) {
 	}
 	r := open(t, b.cfg)
 
-	want := []string{"anthropic", "claude-code", "ollama", "openai", "openrouter"}
+	want := []string{"anthropic", "claude-code", "ollama", "openai", "openrouter", "shell"}
 	if got := r.IDs(); !slices.Equal(got, want) {
 		t.Fatalf("IDs() = %v, want %v", got, want)
 	}
@@ -222,11 +222,11 @@ func TestAssembly(t *testing.T) {
 func TestNothingFound(t *testing.T) {
 	b := setup(t)
 	r := open(t, b.cfg)
-	if ids := r.IDs(); len(ids) != 0 {
-		t.Fatalf("IDs() = %v, want none", ids)
+	if ids := r.IDs(); !slices.Equal(ids, []string{"shell"}) {
+		t.Fatalf("IDs() = %v, want only the shell", ids)
 	}
-	if ls := r.List(context.Background()); ls == nil || len(ls) != 0 {
-		t.Fatalf("List = %#v, want an empty list", ls)
+	if ls := r.List(context.Background()); len(ls) != 1 || ls[0].ID != "shell" || ls[0].Source != registry.BuiltIn || !ls[0].CanAsk {
+		t.Fatalf("List = %#v, want only the built-in shell", ls)
 	}
 }
 
@@ -254,6 +254,7 @@ func TestPutValidation(t *testing.T) {
 		{"key with a space", "x", registry.PutRequest{Kind: "anthropic", APIKey: key("sk one")}},
 		{"key for a cli", "x", registry.PutRequest{Kind: "codex", APIKey: key("sk-123456")}},
 		{"url for a cli", "x", registry.PutRequest{Kind: "gemini", BaseURL: "http://127.0.0.1/"}},
+		{"the shell", "shell", registry.PutRequest{Kind: "anthropic"}},
 		{"long name", "x", registry.PutRequest{Kind: "anthropic", Name: strings.Repeat("n", 81)}},
 		{"model with a space", "x", registry.PutRequest{Kind: "anthropic", Model: "a b"}},
 	} {
@@ -263,7 +264,7 @@ func TestPutValidation(t *testing.T) {
 			}
 		})
 	}
-	if ids := r.IDs(); len(ids) != 0 {
+	if ids := r.IDs(); !slices.Equal(ids, []string{"shell"}) {
 		t.Fatalf("refused requests left providers: %v", ids)
 	}
 	if cs, _ := b.st.ProviderConfigs(); len(cs) != 0 {
@@ -322,7 +323,7 @@ func TestRestartKeepsConfigured(t *testing.T) {
 	t.Cleanup(func() { _ = st.Close() })
 	b.cfg.Store, b.cfg.Keyring = st, kr
 	r = open(t, b.cfg)
-	if ids := r.IDs(); !slices.Equal(ids, []string{"claude", "work"}) {
+	if ids := r.IDs(); !slices.Equal(ids, []string{"claude", "shell", "work"}) {
 		t.Fatalf("IDs after restart = %v", ids)
 	}
 	m := byID(t, r.List(context.Background()))

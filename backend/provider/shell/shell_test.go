@@ -34,3 +34,28 @@ func TestShortenAndTilde(t *testing.T) {
 		}
 	}
 }
+
+func TestReplySaysHowTheCommandEnded(t *testing.T) {
+	for _, tc := range []struct {
+		out    string
+		failed bool
+		want   string
+	}{
+		{"hello\n[exit code 0]", false, "```\nhello\n```"},
+		{"[exit code 0, no output]", false, "Done, with no output."},
+		{"oops\n\n[exit code 3]", true, "```\noops\n```\n\nExited with code 3."},
+		{"\n[killed by signal 9]", true, "Killed by signal 9."},
+		{"half\n[stopped]: context canceled", true, "```\nhalf\n```\n\nStopped."},
+		{"x\n[timed out after 1s]", true, "```\nx\n```\n\nTimed out after 1s."},
+		{"The person declined, so it did not run.", true, "The person declined, so it did not run."},
+		{"a ``` fence\n[exit code 0]", false, "````\na ``` fence\n````"},
+	} {
+		if got := Reply(tc.out, tc.failed); got != tc.want {
+			t.Errorf("Reply(%q) = %q, want %q", tc.out, got, tc.want)
+		}
+	}
+	long := strings.Repeat("line\n", 100) + "[exit code 0]"
+	if got := Reply(long, false); strings.Count(got, "line\n") != replyLines || !strings.Contains(got, "40 earlier lines") {
+		t.Errorf("a long output is not cut to its last %d lines: %q", replyLines, got[:80])
+	}
+}

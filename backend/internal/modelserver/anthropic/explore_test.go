@@ -1,3 +1,5 @@
+//go:build linux
+
 package anthropic
 
 // Exploration runs, skipped unless CONCH_EXPLORE=1: they print everything

@@ -1,3 +1,5 @@
+//go:build unix
+
 package gemini
 
 import (
@@ -524,11 +526,6 @@ func isUpdate(kind string) func(rpcMsg) bool {
 		json.Unmarshal(m.Params, &p)
 		return p.Update.SessionUpdate == kind
 	}
-}
-
-func jsonString(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }
 
 // dump writes the transcript and the server's request bodies under

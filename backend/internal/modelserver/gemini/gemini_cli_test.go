@@ -1,3 +1,5 @@
+//go:build unix
+
 package gemini
 
 // These tests run the real Gemini CLI in ACP mode (`gemini --acp`,

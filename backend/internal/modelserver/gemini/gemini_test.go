@@ -153,3 +153,8 @@ func TestServer(t *testing.T) {
 		t.Errorf("paths:\n%s", got)
 	}
 }
+
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

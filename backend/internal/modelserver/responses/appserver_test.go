@@ -1,3 +1,5 @@
+//go:build unix
+
 package responses
 
 // A small client of `codex app-server` (JSON-RPC 2.0 over stdio, one

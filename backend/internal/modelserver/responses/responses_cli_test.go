@@ -1,3 +1,5 @@
+//go:build unix
+
 package responses
 
 // Tests that run the real `codex app-server` (JSON-RPC over stdio)

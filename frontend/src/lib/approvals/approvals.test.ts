@@ -15,7 +15,7 @@ describe('approvalsOf', () => {
       makeTask({ id: 'stale', status: Status.Done, ask: ask('stale', '2026-11-30T05:00:00Z') }),
     ]);
     expect(list.map((a) => a.taskId)).toEqual(['early', 'late']);
-    expect(list[0]).toEqual({ taskId: 'early', title: 'early', cwd: '/proj', ask: ask('early', '2026-11-30T06:10:00Z') });
+    expect(list[0]).toEqual({ kind: 'task', taskId: 'early', conversationId: '', title: 'early', cwd: '/proj', ask: ask('early', '2026-11-30T06:10:00Z') });
   });
 
   it('falls back to the text when the title is empty', () => {
@@ -46,6 +46,7 @@ describe('chat questions in the inbox', () => {
     const qs = chatQuestionsOf([conv('b', '2026-11-30T06:02:00Z'), conv('none', null), conv('done', '2026-11-30T06:00:00Z', 'allowed'), conv('u', '2026-11-30T06:01:00Z')]);
     expect(qs.map((q) => q.conversationId)).toEqual(['u', 'b']);
     expect(qs[0]?.title).toBe('New chat');
+    expect(qs[0]?.kind).toBe('chat');
   });
   it('merges with task questions by when they were asked', () => {
     const tasks = approvalsOf([makeTask({ id: 't', status: Status.NeedsYou, ask: ask('t', '2026-11-30T06:01:30Z') })]);

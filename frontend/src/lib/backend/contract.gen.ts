@@ -251,8 +251,28 @@ export const Category = {
   LocalModel: 'local-model',
   /** ChatOnly is a hosted model reached over an API. */
   ChatOnly: 'chat-only',
+  /** BuiltInShell is the shell: each message runs as one bash command. */
+  BuiltInShell: 'shell',
 } as const;
 export type Category = (typeof Category)[keyof typeof Category];
+
+/**
+ * ApprovalKind says whose question an approval is, and so where it is
+ * answered.
+ */
+export const ApprovalKind = {
+  /**
+   * ApprovalTask is a task's question: answer it with
+   * POST /api/tasks/:taskId/answer.
+   */
+  ApprovalTask: 'task',
+  /**
+   * ApprovalChat is a chat's own question: answer it with
+   * POST /api/conversations/:conversationId/asks/:askId.
+   */
+  ApprovalChat: 'chat',
+} as const;
+export type ApprovalKind = (typeof ApprovalKind)[keyof typeof ApprovalKind];
 
 /**
  * Task is the record of where one task stands. The API, the Wails bindings
@@ -416,10 +436,30 @@ export interface Question {
   askedAt: string;
   expiresAt: string;
   /**
+   * Change is the file write the question is about, so the person sees
+   * what changes before allowing it (nil for anything else). It is
+   * never changed once made, so copies may share it.
+   */
+  change?: AskChange;
+  /**
    * Answer is empty while it waits and set on the message that settles
    * it.
    */
   answer?: AskAnswer;
+}
+
+/**
+ * Change is a file write as a question shows it: the file's path (as the
+ * tool was given it), its text before and after. For an edit, Before and
+ * After are the replaced piece and its replacement; for a whole write,
+ * the file as it is (empty for a new file) and as it would be.
+ */
+export interface AskChange {
+  path: string;
+  before: string;
+  after: string;
+  new?: boolean;
+  truncated?: boolean;
 }
 
 /** Slots reports how many tasks of a kind hold a slot, and the limit. */
@@ -460,9 +500,19 @@ export interface TaskOptions {
   checkRetries?: number;
 }
 
-/** Approval is one pending question, as the approval inbox lists it. */
+/**
+ * Approval is one pending question in the approval inbox, a task's or a
+ * chat's: one list, so every surface counts the same "needs you".
+ */
 export interface Approval {
-  taskId: string;
+  kind: ApprovalKind;
+  /** TaskID is the task that asks ("" for a chat's question). */
+  taskId?: string;
+  /**
+   * ConversationID is the chat the question waits in: the chat's own,
+   * or the task's chat ("" for a shell command, which has none).
+   */
+  conversationId: string;
   title: string;
   cwd: string;
   ask: Question;
@@ -672,6 +722,12 @@ export interface Message {
   ask?: Question;
   taskEvent?: TaskSnapshot;
   /**
+   * Limit is set on the notice that a provider reached its usage limit,
+   * so the chat can say it in the person's words, with the reset in their
+   * local time and what they can do.
+   */
+  limit?: LimitNotice;
+  /**
    * ForModel marks a notice the model is told too, as the person's words
    * (a resumed task's "Conch stopped while this was running; carry on").
    */
@@ -720,6 +776,17 @@ export interface TaskSnapshot {
   branch?: string;
   /** Final marks the result coming back: the model reads it as news. */
   final?: boolean;
+}
+
+/** LimitNotice is what is known of a provider's usage limit that ended a turn. */
+export interface LimitNotice {
+  /** Provider is the provider's id; Name what the person knows it by. */
+  provider: string;
+  name: string;
+  /** Until is when the limit resets, if the provider said. */
+  until?: string;
+  /** Message is the provider's own words. */
+  message?: string;
 }
 
 /** Page is a conversation with a page of its messages. */

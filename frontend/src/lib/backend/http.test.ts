@@ -163,7 +163,7 @@ describe('HttpBackend approvals, doctor and preferences', () => {
 
   it('reads the approvals, the doctor and the preferences', async () => {
     const answers: Record<string, unknown> = {
-      '/api/approvals': { approvals: [{ taskId: 'a', title: 't', cwd: '/p', ask: { id: 'k' } }] },
+      '/api/approvals': { approvals: [{ kind: 'task', taskId: 'a', conversationId: '', title: 't', cwd: '/p', ask: { id: 'k' } }] },
       '/api/doctor': { ok: true, checks: [{ id: 'tasks', level: 'ok' }] },
       '/api/preferences': prefs,
     };
@@ -171,7 +171,7 @@ describe('HttpBackend approvals, doctor and preferences', () => {
     vi.stubGlobal('fetch', fetchMock);
     try {
       const b = new HttpBackend();
-      expect(await b.approvals()).toEqual([{ taskId: 'a', title: 't', cwd: '/p', ask: { id: 'k' } }]);
+      expect(await b.approvals()).toEqual([{ kind: 'task', taskId: 'a', conversationId: '', title: 't', cwd: '/p', ask: { id: 'k' } }]);
       expect((await b.doctor()).checks[0]?.id).toBe('tasks');
       expect(await b.preferences()).toEqual(prefs);
       for (const path of Object.keys(answers)) expect(fetchMock).toHaveBeenCalledWith(path, expect.objectContaining({ method: 'GET' }));

@@ -34,3 +34,26 @@ describe('renderMarkdown', () => {
     expect(highlight('x = "a<b" + 42')).toBe('x = <span class="tok-string">&quot;a&lt;b&quot;</span> + <span class="tok-number">42</span>');
   });
 });
+
+describe('tables', () => {
+  it('renders a pipe table with its header, rows and alignment', () => {
+    const html = renderMarkdown('Results:\n\n| File | Tests | Time |\n|:---|:---:|---:|\n| `a.ts` | 31 | 1.2s |\n| b.ts | **2** |\n');
+    expect(html).toContain('<p>Results:</p>');
+    expect(html).toContain('<table><thead><tr><th style="text-align:left">File</th><th style="text-align:center">Tests</th><th style="text-align:right">Time</th></tr></thead>');
+    expect(html).toContain('<tr><td style="text-align:left"><code>a.ts</code></td><td style="text-align:center">31</td><td style="text-align:right">1.2s</td></tr>');
+    // A short row is padded to the header's width.
+    expect(html).toContain('<tr><td style="text-align:left">b.ts</td><td style="text-align:center"><strong>2</strong></td><td style="text-align:right"></td></tr>');
+    expect(html).not.toContain('|');
+  });
+
+  it('renders a table without outer pipes and escapes its cells', () => {
+    const html = renderMarkdown('a | b\n--- | ---\n<x> | `p|q`');
+    expect(html).toContain('<th>a</th><th>b</th>');
+    expect(html).toContain('<td>&lt;x&gt;</td><td><code>p|q</code></td>');
+  });
+
+  it('leaves pipes that are not a table as text', () => {
+    expect(renderMarkdown('a | b\nc | d')).toBe('<p>a | b<br>c | d</p>');
+    expect(renderMarkdown('| a | b |\n|---|')).not.toContain('<table>');
+  });
+});

@@ -1,7 +1,8 @@
 // A small markdown renderer for model replies. Every piece of the model's text
 // is escaped before it becomes HTML; the only markup is what this file writes
 // itself (paragraphs, headings, lists, quotes, inline code, bold, italics,
-// links to http(s) only, fenced code with a simple highlighter).
+// links to http(s) only, fenced code with a simple highlighter, GitHub-style
+// pipe tables).
 
 const escapes: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -66,6 +67,33 @@ export function highlight(code: string): string {
   return out + escapeHTML(code.slice(last));
 }
 
+/** The cells of a table row ("| a | b |" or "a | b"); a pipe escaped with a backslash, or inside `code`, stays in its cell. */
+export function tableCells(line: string): string[] {
+  let t = line.trim();
+  if (t.startsWith('|')) t = t.slice(1);
+  if (t.endsWith('|') && !t.endsWith('\\|')) t = t.slice(0, -1);
+  const cells: string[] = [];
+  let cell = '';
+  let code = false;
+  for (let i = 0; i < t.length; i++) {
+    const c = t[i];
+    if (c === '\\' && t[i + 1] === '|') {
+      cell += '|';
+      i++;
+    } else if (c === '`') {
+      code = !code;
+      cell += c;
+    } else if (c === '|' && !code) {
+      cells.push(cell.trim());
+      cell = '';
+    } else cell += c;
+  }
+  cells.push(cell.trim());
+  return cells;
+}
+
+const delimiterRow = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
+
 /** Renders markdown (a whole reply, or the part streamed so far) to safe HTML. */
 export function renderMarkdown(src: string): string {
   const lines = src.replace(/\r\n?/g, '\n').split('\n');
@@ -128,6 +156,25 @@ export function renderMarkdown(src: string): string {
       const tag = ordered ? 'ol' : 'ul';
       out.push(`<${tag}>${items.map((t) => `<li>${inline(t).replace(/\n/g, '<br>')}</li>`).join('')}</${tag}>`);
       continue;
+    }
+    const next = lines[i + 1] ?? '';
+    if (line.includes('|') && delimiterRow.test(next) && next.includes('-') && (next.includes('|') || line.trim().startsWith('|'))) {
+      const head = tableCells(line);
+      const aligns = tableCells(next).map((d) => (d.startsWith(':') && d.endsWith(':') ? 'center' : d.endsWith(':') ? 'right' : d.startsWith(':') ? 'left' : ''));
+      if (aligns.length === head.length) {
+        flush();
+        i += 2;
+        const rows: string[][] = [];
+        while (i < lines.length && (lines[i] ?? '').trim() !== '' && (lines[i] ?? '').includes('|')) rows.push(tableCells(lines[i++] ?? ''));
+        const cell = (tag: string, text: string, col: number): string => {
+          const a = aligns[col] ?? '';
+          return `<${tag}${a ? ` style="text-align:${a}"` : ''}>${inline(text)}</${tag}>`;
+        };
+        const thead = `<thead><tr>${head.map((h, c) => cell('th', h, c)).join('')}</tr></thead>`;
+        const tbody = rows.length > 0 ? `<tbody>${rows.map((r) => `<tr>${head.map((_, c) => cell('td', r[c] ?? '', c)).join('')}</tr>`).join('')}</tbody>` : '';
+        out.push(`<div class="table"><table>${thead}${tbody}</table></div>`);
+        continue;
+      }
     }
     if (/^\s*>/.test(line)) {
       flush();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MessageKind } from '../backend/contract';
 import { makeConversation, makeMessage } from './fixture';
-import { chatTitle, foldMessages, formatUSD, groupByDay } from './model';
+import { chatTitle, foldMessages, formatUSD, groupByDay, limitSentence } from './model';
 
 describe('groupByDay', () => {
   it('puts chats under Today, Yesterday and Older, newest first', () => {
@@ -76,5 +76,28 @@ describe('formatUSD', () => {
     const step = items[0];
     expect(step?.kind === 'step' && step.call.title).toBe('Ran go test ./...');
     expect(step?.kind === 'step' && step.result?.isError).toBe(false);
+  });
+});
+
+describe('limitSentence', () => {
+  const now = new Date(2026, 10, 30, 12, 0);
+  it('names the provider once and gives the reset in local time', () => {
+    const until = new Date(2026, 10, 30, 15, 40);
+    const s = limitSentence({ name: 'Claude Code', until: until.toISOString() }, now, 'en-GB');
+    expect(s).toBe('Claude Code reached its usage limit. It resets at 15:40; switch to another provider, or send again then.');
+    expect(s.match(/Claude/g)).toHaveLength(1);
+    expect(s).not.toMatch(/\dT\d|Z\b/);
+  });
+  it('says the day when the reset is not today', () => {
+    const until = new Date(2026, 11, 1, 9, 5);
+    expect(limitSentence({ name: 'Codex CLI', until: until.toISOString() }, now, 'en-GB')).toContain('It resets at Tue 9:05;');
+  });
+  it('says what to do when the reset is unknown or past', () => {
+    expect(limitSentence({ name: 'Codex CLI' }, now)).toBe('Codex CLI reached its usage limit. Switch to another provider, or wait and send again.');
+    expect(limitSentence({ name: 'Codex CLI', until: new Date(2026, 10, 30, 11).toISOString() }, now)).toContain('has reset since');
+  });
+  it('folds a limit notice into its own item', () => {
+    const items = foldMessages([makeMessage({ seq: 1, kind: MessageKind.Notice, text: 'x', limit: { provider: 'claude-code', name: 'Claude Code' } })], new Map(), null);
+    expect(items).toMatchObject([{ kind: 'limit', limit: { provider: 'claude-code' } }]);
   });
 });

@@ -1,7 +1,7 @@
 // The chat page's pure logic: grouping chats by day and folding stored
 // messages (plus the streaming reply) into what the transcript shows.
 
-import { MessageKind, type ChatAsk, type Conversation, type Message, type ToolCall, type ToolResult } from '../backend/contract';
+import { MessageKind, type ChatAsk, type Conversation, type LimitNotice, type Message, type ToolCall, type ToolResult } from '../backend/contract';
 import { TaskFolder, type TaskItem } from './taskcards';
 
 /** What an untitled chat is called. */
@@ -37,6 +37,7 @@ export type Item =
   | { kind: 'step'; key: string; call: ToolCall; result: ToolResult | null }
   | { kind: 'ask'; key: string; ask: ChatAsk; pending: boolean }
   | { kind: 'notice'; key: string; text: string }
+  | { kind: 'limit'; key: string; limit: LimitNotice }
   | TaskItem;
 
 /**
@@ -112,7 +113,8 @@ export function foldMessages(messages: readonly Message[], streaming: ReadonlyMa
         break;
       }
       case MessageKind.Notice:
-        items.push({ kind: 'notice', key: m.id, text: m.text ?? '' });
+        if (m.limit) items.push({ kind: 'limit', key: m.id, limit: m.limit });
+        else items.push({ kind: 'notice', key: m.id, text: m.text ?? '' });
         break;
     }
   }
@@ -137,6 +139,31 @@ export function answerWords(a: ChatAsk['answer']): string {
     default:
       return 'Not answered';
   }
+}
+
+/** A clock time in the person's own time zone: "15:40", or "Tue 15:40" when not today. */
+export function localTime(at: Date, now: Date, locale?: string): string {
+  const time = at.toLocaleTimeString(locale, { hour: 'numeric', minute: '2-digit' });
+  const sameDay = at.getFullYear() === now.getFullYear() && at.getMonth() === now.getMonth() && at.getDate() === now.getDate();
+  if (sameDay) return time;
+  const week = Math.abs(at.getTime() - now.getTime()) < 6 * 24 * 3600 * 1000;
+  const day = week ? at.toLocaleDateString(locale, { weekday: 'short' }) : at.toLocaleDateString(locale, { month: 'short', day: 'numeric' });
+  return `${day} ${time}`;
+}
+
+/**
+ * The sentence a usage limit reads as, naming the provider once, with the
+ * reset in local time when it is known: "Claude Code reached its usage
+ * limit. It resets at 15:40; switch to another provider, or send again then."
+ */
+export function limitSentence(l: Pick<LimitNotice, 'name' | 'until'>, now: Date, locale?: string): string {
+  const who = l.name.trim() !== '' ? l.name : 'This provider';
+  const until = l.until ? new Date(l.until) : null;
+  if (until && !Number.isNaN(until.getTime()) && until.getTime() > now.getTime()) {
+    return `${who} reached its usage limit. It resets at ${localTime(until, now, locale)}; switch to another provider, or send again then.`;
+  }
+  if (until && !Number.isNaN(until.getTime())) return `${who} reached its usage limit; it has reset since, so you can send again.`;
+  return `${who} reached its usage limit. Switch to another provider, or wait and send again.`;
 }
 
 export { formatUSD } from '../money';

@@ -29,3 +29,26 @@ export function providerId(p: Pick<Preset, 'id'>, name: string): string {
     .replace(/^-+|-+$/g, '');
   return slug === '' ? 'custom' : slug;
 }
+
+/** What the provider picker says for a chat's provider and model: the provider's name, never its id, and the model. */
+export function pickerLabel(list: readonly Pick<ProviderLike, 'id' | 'name' | 'models'>[], id: string, model: string): string {
+  if (id === '') return 'No provider';
+  const p = list.find((x) => x.id === id);
+  const name = p && p.name.trim() !== '' ? p.name : id === 'shell' ? 'Shell' : 'A provider no longer connected';
+  const m = model !== '' ? model : (p?.models.default ?? '');
+  return m !== '' ? `${name} · ${m}` : name;
+}
+
+/** True when a provider costs nothing to use: a model on this computer, or the shell. */
+export function isFree(p: Pick<ProviderLike, 'kind' | 'category'> | undefined): boolean {
+  return p !== undefined && (p.category === 'local-model' || p.kind === 'shell');
+}
+
+/** The fields of a listed provider the helpers here read. */
+interface ProviderLike {
+  id: string;
+  kind: string;
+  name: string;
+  category: string;
+  models: { default: string };
+}

@@ -52,6 +52,24 @@ describe('folding task events', () => {
     ]);
   });
 
+  it('shows an interrupted task once: its card says so, no result comes back until it finishes', () => {
+    const items = foldMessages(
+      [
+        event(1, { taskId: 't1', status: Status.Running }),
+        event(2, { taskId: 't1', status: Status.Interrupted }),
+        event(3, { taskId: 't1', status: Status.Interrupted, final: true }),
+        event(4, { taskId: 't1', status: Status.Running }),
+        event(5, { taskId: 't1', status: Status.Done, summary: 'Summarised.', final: true }),
+      ],
+      new Map(),
+      null,
+    );
+    expect(items).toMatchObject([
+      { kind: 'task', taskId: 't1', event: { status: Status.Running } },
+      { kind: 'task-result', key: 'm5', event: { status: Status.Done, summary: 'Summarised.' } },
+    ]);
+  });
+
   it('keeps two tasks apart', () => {
     const items = foldMessages([event(1, { taskId: 'a' }), event(2, { taskId: 'b' }), event(3, { taskId: 'a', status: Status.Running })], new Map(), null);
     expect(items.map((i) => (i.kind === 'task' ? [i.taskId, i.event.status] : i.kind))).toEqual([

@@ -53,7 +53,10 @@ export class TaskFolder {
   readonly #groups = new Map<string, TaskGroupItem>();
 
   add(id: string, at: string, ev: TaskSnapshot): TaskItem | null {
-    if (ev.final) return { kind: 'task-result', key: id, taskId: ev.taskId, event: ev, at };
+    // An interrupted task has nothing to bring back: its card already says
+    // so and offers Resume; a second "Interrupted" below it would show the
+    // task twice. Its result comes back once it does finish.
+    if (ev.final && !(ev.status === Status.Interrupted && this.#cards.has(ev.taskId))) return { kind: 'task-result', key: id, taskId: ev.taskId, event: ev, at };
     const working = ev.status !== Status.Queued;
     const have = this.#cards.get(ev.taskId);
     if (have) {

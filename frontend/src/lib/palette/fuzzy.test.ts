@@ -2,11 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { fuzzyFilter, fuzzyMatch, highlight } from './fuzzy';
 
 describe('fuzzyMatch', () => {
-  it('matches characters in order, any case', () => {
-    expect(fuzzyMatch('tsk', 'Tasks')?.positions).toEqual([0, 2, 3]);
+  it('matches the starts of words, any case', () => {
+    expect(fuzzyMatch('tas', 'Tasks')?.positions).toEqual([0, 1, 2]);
     expect(fuzzyMatch('TASKS', 'tasks')).not.toBeNull();
-    expect(fuzzyMatch('kst', 'Tasks')).toBeNull();
+    expect(fuzzyMatch('sta', 'Check the staging plan')?.positions).toEqual([10, 11, 12]);
     expect(fuzzyMatch('tasksx', 'Tasks')).toBeNull();
+  });
+
+  it('never matches letters scattered across the text', () => {
+    expect(fuzzyMatch('test', 'Check the staging plan')).toBeNull();
+    expect(fuzzyMatch('tsks', 'Tasks')).toBeNull();
+    expect(fuzzyMatch('kst', 'Tasks')).toBeNull();
   });
 
   it('matches everything with an empty or blank query', () => {
@@ -14,42 +20,38 @@ describe('fuzzyMatch', () => {
     expect(fuzzyMatch('   ', 'Doctor')).toEqual({ score: 0, positions: [] });
   });
 
-  it('ignores spaces in the query', () => {
+  it('needs every word of the query, in any order', () => {
     expect(fuzzyMatch('do it', 'Do it in the background')).not.toBeNull();
+    expect(fuzzyMatch('check notes', 'Notes check')).not.toBeNull();
+    expect(fuzzyMatch('notes zebra', 'Notes check')).toBeNull();
   });
 
-  it('prefers a prefix over a match in the middle', () => {
+  it('matches initials of words in a row', () => {
+    expect(fuzzyMatch('dii', 'Do it in the background')?.positions).toEqual([0, 3, 6]);
+    expect(fuzzyMatch('gt', 'goTest')?.positions).toEqual([0, 2]);
+  });
+
+  it('matches inside a word only from three letters on', () => {
+    expect(fuzzyMatch('port', 'Import the data')?.positions).toEqual([2, 3, 4, 5]);
+    expect(fuzzyMatch('po', 'Import the data')).toBeNull();
+  });
+
+  it('prefers a prefix over a match inside a word', () => {
     const prefix = fuzzyMatch('set', 'Settings')!.score;
     const middle = fuzzyMatch('set', 'Reset the cache')!.score;
     expect(prefix).toBeGreaterThan(middle);
+    const word = fuzzyMatch('test', 'Run the test suite')!.score;
+    const inside = fuzzyMatch('test', 'The latest build')!.score;
+    expect(word).toBeGreaterThan(inside);
   });
 
-  it('prefers word starts and runs over scattered letters', () => {
-    const words = fuzzyMatch('dib', 'Do it in the background')!;
-    expect(words.positions).toEqual([0, 3, 13]);
-    const run = fuzzyMatch('app', 'Approvals')!.score;
-    const scattered = fuzzyMatch('app', 'a paper plane')!.score;
-    expect(run).toBeGreaterThan(scattered);
-  });
-
-  it('finds the best start, not the first', () => {
-    // "ls" at the start of a word in "echo ls" beats the l in "hello".
-    const m = fuzzyMatch('ls', 'hello ls');
-    expect(m?.positions).toEqual([6, 7]);
-  });
-
-  it('falls back to the earliest letters when word starts lead nowhere', () => {
-    // From the h of "echo", the word start "e2e" has no "l" after it.
+  it('matches a command by a word in it', () => {
     expect(fuzzyMatch('hello-e2e', 'echo hello-e2e')?.positions).toEqual([5, 6, 7, 8, 9, 10, 11, 12, 13]);
-    expect(fuzzyMatch('hl', 'echo hello')).not.toBeNull();
+    expect(fuzzyMatch('ls', 'hello ls')?.positions).toEqual([6, 7]);
   });
 
   it('prefers the shorter text on a tie', () => {
     expect(fuzzyMatch('doc', 'Doctor')!.score).toBeGreaterThan(fuzzyMatch('doc', 'Doctor says hello')!.score);
-  });
-
-  it('scores word starts found through camel case', () => {
-    expect(fuzzyMatch('gt', 'goTest')!.positions).toEqual([0, 2]);
   });
 });
 
@@ -62,7 +64,8 @@ describe('fuzzyFilter', () => {
 
   it('drops what does not match and puts the best first', () => {
     expect(fuzzyFilter(items, 'do', (s) => s).map((r) => r.item)).toEqual(['Doctor', 'Do it in the background']);
-    expect(fuzzyFilter(items, 'ts', (s) => s).map((r) => r.item)[0]).toBe('Tasks');
+    expect(fuzzyFilter(items, 'ta', (s) => s).map((r) => r.item)).toEqual(['Tasks']);
+    expect(fuzzyFilter(items, 'test', (s) => s)).toEqual([]);
     expect(fuzzyFilter(items, 'zzz', (s) => s)).toEqual([]);
   });
 });

@@ -1,6 +1,10 @@
-// A small fuzzy matcher for the ⌘K palette: the query's characters must
-// appear in order in the text; matches at word starts and in runs score
-// higher, gaps and long texts lower.
+// The ⌘K palette's matcher. A query is words; every word must be found in
+// the text as the start of one of its words ("sta" in "Check the staging
+// plan"), as the initials of words in a row ("dib" for "Do it in the
+// background"), or, from three letters on, inside a word ("port" in
+// "Import the data"). Letters scattered across the text never match:
+// "test" does not find "Check the staging plan". Prefixes score highest,
+// the text's own start higher still, and shorter texts win ties.
 
 /** How a text matched a query: higher score is better; positions are the matched indices, for highlighting. */
 export interface Match {
@@ -8,109 +12,84 @@ export interface Match {
   positions: number[];
 }
 
-const bonus = {
-  /** The first character of the text. */
-  start: 8,
-  /** The start of a word (after a space, a separator, or a lower-to-upper change). */
-  word: 6,
-  /** Right after the previous match. */
-  run: 5,
-  /** Same case as typed, when the query has capitals. */
-  exactCase: 1,
-};
-const penalty = {
-  /** Per skipped character between two matches (capped). */
-  gap: 1,
-  gapMax: 4,
+const score = {
+  /** A query word that starts the text. */
+  start: 6,
+  /** Per letter of a query word found at a word start. */
+  prefix: 4,
+  /** Per letter of a query word found as initials. */
+  initials: 2,
+  /** Per letter of a query word found inside a word. */
+  inside: 1,
   /** Per character of the text beyond the query, so shorter texts win ties. */
   length: 0.02,
 };
 
-const separators = new Set([' ', '-', '_', '/', '.', ':', '·', '(', ')', '`', '"', "'", ',', ';']);
+/** The shortest query word that may match inside a word. */
+const insideFrom = 3;
+
+const separators = new Set([' ', '-', '_', '/', '.', ':', '·', '(', ')', '`', '"', "'", ',', ';', '[', ']', '|', '\t']);
 
 function isWordStart(text: string, i: number): boolean {
+  const c = text.charAt(i);
+  if (separators.has(c)) return false;
   if (i === 0) return true;
   const prev = text.charAt(i - 1);
   if (separators.has(prev)) return true;
-  const c = text.charAt(i);
-  return prev === prev.toLowerCase() && c !== c.toLowerCase() && c === c.toUpperCase();
+  // camelCase, and a digit after letters or letters after digits.
+  if (prev === prev.toLowerCase() && c !== c.toLowerCase() && c === c.toUpperCase()) return true;
+  return /\d/.test(prev) !== /\d/.test(c);
+}
+
+/** The best way one query word (lower case) matches text, or null. */
+function matchWord(w: string, text: string, tl: string, taken: ReadonlySet<number>): Match | null {
+  const free = (from: number, n: number): boolean => {
+    for (let k = from; k < from + n; k++) if (taken.has(k)) return false;
+    return true;
+  };
+  const run = (from: number, n: number): number[] => Array.from({ length: n }, (_, k) => from + k);
+  // At a word start.
+  for (let i = tl.indexOf(w); i !== -1; i = tl.indexOf(w, i + 1)) {
+    if (isWordStart(text, i) && free(i, w.length)) return { score: w.length * score.prefix + (i === 0 ? score.start : 0), positions: run(i, w.length) };
+  }
+  // As the initials of words in a row.
+  if (w.length >= 2) {
+    const starts: number[] = [];
+    for (let i = 0; i < text.length; i++) if (isWordStart(text, i)) starts.push(i);
+    for (let s = 0; s + w.length <= starts.length; s++) {
+      const at = starts.slice(s, s + w.length);
+      if (at.every((p, k) => tl.charAt(p) === w.charAt(k) && !taken.has(p))) return { score: w.length * score.initials + (at[0] === 0 ? score.start : 0), positions: at };
+    }
+  }
+  // Inside a word.
+  if (w.length >= insideFrom) {
+    for (let i = tl.indexOf(w); i !== -1; i = tl.indexOf(w, i + 1)) {
+      if (free(i, w.length)) return { score: w.length * score.inside, positions: run(i, w.length) };
+    }
+  }
+  return null;
 }
 
 /**
- * Scores text against query, or returns null when the query's characters do
- * not all appear in order. An empty query (after trimming) matches everything
- * with score 0. Whitespace in the query is ignored.
- *
- * The search is greedy from each possible first character, preferring word
- * starts; texts are short (titles, page names), so this is fast enough.
+ * Scores text against query, or returns null when a word of the query is
+ * not found. An empty query (after trimming) matches everything with score 0.
  */
 export function fuzzyMatch(query: string, text: string): Match | null {
-  const q = query.replace(/\s+/g, '');
-  if (q === '') return { score: 0, positions: [] };
-  const ql = q.toLowerCase();
+  const words = query.toLowerCase().split(/\s+/).filter((w) => w !== '');
+  if (words.length === 0) return { score: 0, positions: [] };
   const tl = text.toLowerCase();
-  if (ql.length > tl.length) return null;
-  const caseMatters = q !== ql;
-
-  let best: Match | null = null;
-  // Try starting at every occurrence of the first character, and from each
-  // both the earliest matches and the ones that prefer word starts; keep the
-  // best score.
-  for (let start = tl.indexOf(ql.charAt(0)); start !== -1; start = tl.indexOf(ql.charAt(0), start + 1)) {
-    const earliest = place(ql, text, tl, start, false);
-    // The earliest placement fits whenever any does: if it fails here, it fails from every later start.
-    if (earliest === null) break;
-    for (const positions of [earliest, place(ql, text, tl, start, true)]) {
-      if (positions === null) continue;
-      const score = scoreOf(q, text, positions, caseMatters);
-      if (best === null || score > best.score) best = { score, positions };
-    }
+  // Longer words first, so a short one cannot take the letters a long one needs.
+  const order = [...words].sort((a, b) => b.length - a.length);
+  const taken = new Set<number>();
+  let total = 0;
+  for (const w of order) {
+    const m = matchWord(w, text, tl, taken);
+    if (!m) return null;
+    total += m.score;
+    for (const p of m.positions) taken.add(p);
   }
-  return best;
-}
-
-/**
- * Places the query's characters after the first one at start: each at its
- * earliest occurrence, or (preferWords) right after the previous match, else
- * at the next word start holding it, else at its earliest occurrence.
- */
-function place(ql: string, text: string, tl: string, start: number, preferWords: boolean): number[] | null {
-  const positions = [start];
-  let ti = start + 1;
-  for (let qi = 1; qi < ql.length; qi++) {
-    const c = ql.charAt(qi);
-    let at = -1;
-    if (preferWords && tl.charAt(ti) !== c) {
-      for (let j = ti; j < tl.length; j++) {
-        if (tl.charAt(j) === c && isWordStart(text, j)) {
-          at = j;
-          break;
-        }
-      }
-    }
-    if (at === -1) at = tl.indexOf(c, ti);
-    if (at === -1) return null;
-    positions.push(at);
-    ti = at + 1;
-  }
-  return positions;
-}
-
-function scoreOf(q: string, text: string, positions: number[], caseMatters: boolean): number {
-  let score = 0;
-  positions.forEach((p, i) => {
-    score += 1;
-    if (p === 0) score += bonus.start;
-    else if (isWordStart(text, p)) score += bonus.word;
-    const prev = positions[i - 1];
-    if (prev !== undefined) {
-      if (p === prev + 1) score += bonus.run;
-      else score -= Math.min(penalty.gapMax, (p - prev - 1) * penalty.gap);
-    }
-    if (caseMatters && text.charAt(p) === q.charAt(i)) score += bonus.exactCase;
-  });
-  score -= (text.length - q.length) * penalty.length;
-  return score;
+  const typed = words.join('').length;
+  return { score: total - Math.max(0, text.length - typed) * score.length, positions: [...taken].sort((a, b) => a - b) };
 }
 
 /**

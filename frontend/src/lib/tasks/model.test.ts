@@ -95,6 +95,12 @@ describe('badgeOf', () => {
   it('is absent when nothing works or asks', () => {
     expect(badgeOf(groupTasks([makeTask({ id: 'q' }), makeTask({ id: 'd', status: Status.Done })]))).toBeNull();
   });
+
+  it('counts the one needs-you number (chats’ questions too) when given it', () => {
+    const g = groupTasks([makeTask({ id: 'b', status: Status.Running })]);
+    expect(badgeOf(g, 2)).toEqual({ count: 2, needsYou: true, label: '2 need your OK' });
+    expect(badgeOf(g, 0)).toEqual({ count: 1, needsYou: false, label: '1 working' });
+  });
 });
 
 describe('chatOfTask', () => {

@@ -98,9 +98,13 @@ export interface Badge {
   label: string;
 }
 
-/** The sidebar badge for these groups, or null when nothing needs you or works. */
-export function badgeOf(g: Groups): Badge | null {
-  const ask = g[Group.NeedsYou].length;
+/**
+ * The sidebar badge for these groups, or null when nothing needs you or
+ * works. needsYou is the one "needs you" count (tasks' and chats'
+ * questions, as Approvals counts them); left out, the tasks' alone.
+ */
+export function badgeOf(g: Groups, needsYou?: number): Badge | null {
+  const ask = needsYou ?? g[Group.NeedsYou].length;
   if (ask > 0) return { count: ask, needsYou: true, label: ask === 1 ? '1 needs your OK' : `${ask} need your OK` };
   const working = g[Group.Working].length;
   if (working > 0) return { count: working, needsYou: false, label: `${working} working` };

@@ -2,9 +2,9 @@
 /* eslint-disable svelte/prefer-svelte-reactivity */
 import { SvelteMap, SvelteSet } from 'svelte/reactivity';
 import type { Backend } from '../backend/backend';
-import { EventType, Kind, isActive, type AppEvent, type Approval, type CreateTaskRequest, type Slots, type Task, type TaskEvent, type TaskList } from '../backend/contract';
+import { EventType, Kind, isActive, type AppEvent, type CreateTaskRequest, type Slots, type Task, type TaskEvent, type TaskList } from '../backend/contract';
 import { ApiError, toApiError } from '../backend/error';
-import { approvalsOf } from '../approvals/approvals';
+import { approvalsOf, type TaskApproval } from '../approvals/approvals';
 import { Group } from './language';
 import { applyEvent, badgeOf, groupTasks, queuePositions, type Badge, type Groups } from './model';
 import { OutputTail } from './output.svelte';
@@ -95,7 +95,7 @@ export class TasksStore {
   /** Place in line of each queued task. */
   readonly positions: Map<string, number> = $derived(queuePositions(this.groups[Group.Waiting]));
   /** Every pending question, oldest first: the approval inbox. */
-  readonly approvals: Approval[] = $derived(approvalsOf(this.groups[Group.NeedsYou]));
+  readonly approvals: TaskApproval[] = $derived(approvalsOf(this.groups[Group.NeedsYou]));
   /** The sidebar badge. */
   readonly badge: Badge | null = $derived(badgeOf(this.groups));
   /** Background slots: how many hold one now (from the live list) and the limit (from the last load). */
