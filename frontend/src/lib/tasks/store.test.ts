@@ -15,7 +15,7 @@ function mockBackend(tasks: Task[] = []) {
   let onReconnect: () => void = () => {};
   const b = {
     list: tasks,
-    listTasks: vi.fn(async (): Promise<TaskList> => ({ tasks: b.list, concurrent })),
+    listTasks: vi.fn(async (): Promise<TaskList> => ({ tasks: b.list, next: '', counts: {}, concurrent })),
     createTask: vi.fn(async (): Promise<Task> => makeTask({ id: 'new' })),
     getTask: vi.fn(async (id: string): Promise<Task> => {
       const t = b.list.find((x) => x.id === id);
