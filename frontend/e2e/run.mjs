@@ -581,7 +581,8 @@ async function main() {
     await check('a failing command says it did not finish and why', async () => {
       await send(page, 'echo oops >&2; exit 2', 'auto');
       const c = await waitStatus(page, 'echo oops >&2; exit 2', 'failed', "Didn't finish");
-      await until('the reason on the card', async () => ((await c.textContent()) ?? '').includes('exited with code 2'));
+      await until('the reason on the card, in words', async () => ((await c.textContent()) ?? '').includes('It failed with exit code 2.'));
+      if (((await c.textContent()) ?? '').includes('exited with code')) throw new Error('the card shows the raw "exited with code"');
     });
 
     await check('shows `sleep 30` Working, then Stop makes it Stopped', async () => {
@@ -597,6 +598,7 @@ async function main() {
       const c = await waitStatus(page, 'echo asked', 'needs-you', 'Needs your OK');
       const ask = c.getByRole('region', { name: 'Question' });
       await until('the question to name the command', async () => ((await ask.textContent()) ?? '').includes('echo asked'));
+      if ((await ask.getAttribute('data-danger')) !== 'false' || (await ask.locator('[data-danger-warning]').count()) !== 0) throw new Error('a harmless echo is asked with a destructive warning');
       await until('the sidebar badge to count it', async () => ((await page.locator('nav a[href="#tasks"] .badge').textContent()) ?? '').includes('1'));
       // A second command keeps running while the first waits, for the screenshots.
       await send(page, 'for i in $(seq 20); do echo "step $i"; sleep 1; done', 'auto');
@@ -611,10 +613,70 @@ async function main() {
       await until('"asked" in the output', async () => ((await c.locator('pre').textContent()) ?? '').includes('asked'));
     });
 
+    await check('a destructive command asks with a warning; D denies it, and the card says Declined in grey', async () => {
+      const cmd = 'rm -rf ./conch-e2e-nothing-here';
+      await send(page, cmd, 'ask');
+      const c = await waitStatus(page, cmd, 'needs-you', 'Needs your OK');
+      const ask = c.locator('[data-ask]');
+      await ask.locator('[data-danger-warning]').waitFor({ timeout: stepTimeout });
+      if (!((await ask.locator('[data-danger-warning]').textContent()) ?? '').includes('rm -r')) throw new Error('the warning does not say what is destructive');
+      await c.scrollIntoViewIfNeeded();
+      await page.mouse.move(0, 0);
+      await shoot(page, 'tasks-destructive');
+      await ask.getByRole('button', { name: 'Deny' }).focus();
+      await page.keyboard.press('d');
+      await waitStatus(page, cmd, 'failed', 'Declined');
+      if ((await c.locator('.chip.tone-red').count()) !== 0 || (await c.locator('.chip.tone-grey').count()) !== 1) throw new Error('a declined task is shown red');
+      if (((await c.textContent()) ?? '').includes("Didn't finish")) throw new Error('a declined task says "Didn\'t finish"');
+    });
+
+    await check('a finished row never cuts its title before its summary (1440 and 900 px); it says when it finished, under its day; the filter finds it', async () => {
+      const title = 'Mock the Stripe webhook';
+      const long = 'Tests 31 passed, the webhook mock answered every event the billing service sent it, and nothing was left over in the queue afterwards';
+      const made = await api(origin, token, 'POST', '/api/tasks', { text: `echo "${long}"`, title, options: { provider: 'shell', mode: 'auto' } });
+      if (made.status !== 201) throw new Error(`creating the task answered ${made.status}`);
+      const c = await waitStatus(page, title, 'done', 'Done');
+      const fold = c.getByRole('button', { name: 'Fold into one line' });
+      if (await fold.count()) await fold.click();
+      await c.locator('.oneline').waitFor({ timeout: stepTimeout });
+      for (const [width, height] of [[1440, 900], [900, 700]]) {
+        await page.setViewportSize({ width, height });
+        await page.mouse.move(0, 0);
+        await page.waitForTimeout(200);
+        const m = await c.evaluate((el) => {
+          const t = /** @type {HTMLElement} */ (el.querySelector('h3'));
+          const o = /** @type {HTMLElement} */ (el.querySelector('.oneline'));
+          return { titleCut: t.scrollWidth > t.clientWidth + 1, line: o ? o.getBoundingClientRect().width : -1 };
+        });
+        if (m.titleCut) throw new Error(`at ${width} px the title is cut (the summary is ${m.line}px wide)`);
+        await shoot(page, `tasks-finished-${width}`);
+      }
+      await page.setViewportSize({ width: 1200, height: 820 });
+      if (!/^(just now|\d+m ago)$/.test(((await c.locator('time').textContent()) ?? '').trim())) throw new Error(`the finish time says "${await c.locator('time').textContent()}"`);
+      const finished = page.locator('[data-group="finished"]');
+      if ((await finished.locator('[data-day]').first().textContent())?.trim() !== 'Today') throw new Error('the finished tasks are not under "Today"');
+      await finished.getByRole('searchbox', { name: 'Filter finished tasks' }).fill('stripe webhook');
+      await until('the filter to leave only that task', async () => (await finished.locator('[data-task-card]').count()) === 1 && (await finished.locator(`[data-task-card][data-task-id="${made.json.id}"]`).count()) === 1);
+      await finished.getByRole('combobox', { name: 'Outcome' }).selectOption('declined');
+      await finished.getByText('No finished task matches.').waitFor({ timeout: stepTimeout });
+      await finished.getByRole('button', { name: 'Clear' }).click();
+      await until('the whole list back', async () => (await finished.locator('[data-task-card]').count()) > 1);
+    });
+
     await check('Try again runs a finished task again', async () => {
       const c = card(page, 'echo hello-e2e');
       const rev = Number(await c.getAttribute('data-rev'));
-      await c.getByRole('button', { name: 'Try again' }).click();
+      // A finished card keeps what it does not need behind one "⋯" menu, reachable by keyboard.
+      const more = c.getByRole('button', { name: 'More actions for echo hello-e2e' });
+      await more.focus();
+      await page.keyboard.press('ArrowDown');
+      const menu = c.getByRole('menu');
+      await menu.waitFor({ timeout: stepTimeout });
+      await until('the first item to have the focus', async () => (await page.evaluate(() => document.activeElement?.getAttribute('role') ?? '')) === 'menuitem');
+      await page.keyboard.press('Escape');
+      await until('the menu to close on its button', async () => (await menu.count()) === 0 && (await page.evaluate(() => document.activeElement?.getAttribute('aria-haspopup') ?? '')) === 'menu');
+      await more.click();
+      await menu.getByRole('menuitem', { name: 'Try again' }).click();
       await until('a new run to finish (rev to grow, status done)', async () => Number(await c.getAttribute('data-rev', { timeout: 1000 })) > rev + 1 && (await c.getAttribute('data-status', { timeout: 1000 })) === 'done');
       await until('"hello-e2e" in the output', async () => ((await c.locator('pre').textContent()) ?? '').includes('hello-e2e'));
     });
@@ -629,11 +691,14 @@ async function main() {
 
     await check('Delete asks inline, Esc keeps the task, confirming removes it', async () => {
       const c = card(page, 'sleep 30');
-      await c.getByRole('button', { name: 'Delete' }).click();
+      const more = c.getByRole('button', { name: 'More actions for sleep 30' });
+      await more.click();
+      await c.getByRole('menuitem', { name: 'Delete…' }).click();
       await c.getByRole('group', { name: 'Confirm delete' }).waitFor({ timeout: stepTimeout });
       await page.keyboard.press('Escape');
       await until('the confirmation to close', async () => (await c.getByRole('group', { name: 'Confirm delete' }).count()) === 0);
-      await c.getByRole('button', { name: 'Delete' }).click();
+      await more.click();
+      await c.getByRole('menuitem', { name: 'Delete…' }).click();
       await c.getByRole('group', { name: 'Confirm delete' }).getByRole('button', { name: 'Delete' }).click();
       await until('the card to go', async () => (await card(page, 'sleep 30').count()) === 0);
       const focused = await page.evaluate(() => document.activeElement?.tagName ?? '');
@@ -1028,6 +1093,27 @@ async function main() {
       const ask = view.getByRole('region', { name: 'Question' });
       await ask.getByRole('button', { name: 'Allow' }).waitFor({ timeout: stepTimeout });
       await until('the time left to show', async () => /\d+m \d\ds left/.test((await ask.locator('[aria-label="Time left"]').textContent()) ?? ''));
+      // A file write is asked with its diff.
+      await until('the diff of out.txt', async () => {
+        const d = ((await ask.locator('[data-ask-diff]').textContent()) ?? '').replace(/\s+/g, ' ');
+        return d.includes('out.txt') && d.includes('written by e2e') && d.includes('+1');
+      });
+      // One "needs you" count: the sidebar's two badges, the palette, Approvals and the tasks page agree.
+      const chatHash = await page.evaluate(() => location.hash);
+      const n = await until('the approvals badge', async () => ((await page.getByTestId('approvals-badge').textContent()) ?? '').trim().match(/^\d+/)?.[0] ?? null);
+      const tasksBadge = ((await page.locator('nav a[href="#tasks"] .badge [aria-hidden="true"]').textContent()) ?? '').trim();
+      if (tasksBadge !== n) throw new Error(`the sidebar says Tasks ${tasksBadge} and Approvals ${n}`);
+      await page.keyboard.press('Control+K');
+      await palette(page).waitFor({ timeout: stepTimeout });
+      await page.keyboard.type('Approvals');
+      await until('the palette to say how many wait', async () => ((await palette(page).getByRole('option').first().textContent()) ?? '').includes(`${n} waiting`));
+      await page.keyboard.press('Escape');
+      await visit(page, 'approvals');
+      await until('the Approvals page to count the same', async () => ((await page.locator('#approvals').textContent()) ?? '').includes(`${n} waiting`) && (await page.locator('[data-approval]').count()) === Number(n));
+      await visit(page, 'tasks');
+      await until('the tasks page to count the same', async () => ((await page.locator('[data-task-counts]').textContent()) ?? '').includes(`${n} need`) && ((await page.locator('[data-group="needs-you"] h2').textContent()) ?? '').includes(n));
+      await page.locator(`nav a[href="${chatHash}"]`).click();
+      await ask.getByRole('button', { name: 'Allow' }).waitFor({ timeout: stepTimeout });
       await page.mouse.move(0, 0);
       await shoot(page, 'chat');
       if (existsSync(join(chatDir, 'out.txt'))) throw new Error('the file was written before the person allowed it');
@@ -1048,7 +1134,7 @@ async function main() {
       const box = view.getByRole('textbox', { name: 'Message' });
       await box.fill('Try curl on that address');
       await box.press('Enter');
-      const pending = view.locator('.ask.pending');
+      const pending = view.locator('[data-ask]');
       await pending.getByRole('button', { name: 'Allow' }).click();
       await view.locator('[data-kind="assistant"]', { hasText: 'nothing answered' }).waitFor({ timeout: stepTimeout });
       const badge = view.getByText('Tainted: asks before every action');
@@ -1166,7 +1252,7 @@ async function main() {
     await check("the card opens the task's chat; its banner links back", async () => {
       if (!bgTask) throw new Error('not run: no background task');
       const c = taskCard(bgTask.id);
-      await c.getByRole('link', { name: 'Open' }).click();
+      await c.getByRole('link', { name: 'Open chat' }).click();
       await until("the task's chat to open", async () => (await page.evaluate(() => location.hash)) === `#chat/${encodeURIComponent(bgTask.conversationId)}`);
       const banner = page.locator('#chat [data-task-banner]');
       await until('the banner to name the chat it came from', async () => ((await banner.textContent()) ?? '').replace(/\s+/g, ' ').includes('Background task from Notes check'));
@@ -1207,7 +1293,7 @@ async function main() {
       await page.setViewportSize({ width: 1200, height: 820 });
       // A helper's chat says which part it is.
       const second = helpers.find((/** @type {any} */ t) => t.title === 'Check part 2');
-      await group.locator(`[data-task-card][data-task-id="${second.id}"]`).getByRole('link', { name: 'Open' }).click();
+      await group.locator(`[data-task-card][data-task-id="${second.id}"]`).getByRole('link', { name: 'Open chat' }).click();
       const banner = page.locator('#chat [data-task-banner]');
       await until('the helper banner', async () => ((await banner.textContent()) ?? '').replace(/\s+/g, ' ').includes('Helper 2 of 3 for Notes check'));
       await page.mouse.move(0, 0);
@@ -1228,17 +1314,22 @@ async function main() {
       );
       const c = taskCard(t.id);
       await until('the card to need an OK', async () => (await c.getAttribute('data-status', { timeout: 1000 })) === 'needs-you', 30_000);
-      const see = c.getByRole('link', { name: "See what it's asking" });
-      await see.waitFor({ timeout: stepTimeout });
+      // The card asks inline, in the one ask layout, with the diff of the write; "Needs your OK" once.
+      const inline = c.locator('[data-ask]');
+      await inline.getByRole('button', { name: 'Deny' }).waitFor({ timeout: stepTimeout });
+      await until('the inline question to show the diff of summary.txt', async () => ((await inline.locator('[data-ask-diff]').textContent()) ?? '').includes('summary.txt'));
+      const okCount = (((await c.textContent()) ?? '').match(/Needs your OK/g) ?? []).length;
+      if (okCount !== 1) throw new Error(`"Needs your OK" shows ${okCount} times on the card`);
       await page.mouse.move(0, 0);
       await shoot(page, 'chat-task-asking');
-      await see.click();
+      await c.getByRole('link', { name: 'Open chat' }).click();
       await until("the task's chat to open", async () => (await page.evaluate(() => location.hash)) === `#chat/${encodeURIComponent(t.conversationId)}`);
-      const ask = page.locator('#chat .ask.pending');
+      const ask = page.locator('#chat [data-ask]');
       await until('the question to name the file', async () => ((await ask.textContent()) ?? '').includes('summary.txt'));
-      await ask.getByRole('button', { name: 'Allow' }).click();
-      await until('the file to be written', async () => existsSync(join(chatDir, 'summary.txt')));
       await page.locator('#chat [data-task-banner]').getByRole('link', { name: 'Notes check' }).click();
+      // Answered from the card in the chat it came from.
+      await taskCard(t.id).locator('[data-ask]').getByRole('button', { name: 'Allow' }).click();
+      await until('the file to be written', async () => existsSync(join(chatDir, 'summary.txt')));
       await until('the card to be done', async () => (await taskCard(t.id).getAttribute('data-status', { timeout: 1000 })) === 'done', 30_000);
       await page.locator(`#chat [data-task-result][data-task-id="${t.id}"]`).waitFor({ timeout: stepTimeout });
     });
@@ -1343,8 +1434,10 @@ async function main() {
       const line = c.locator('[data-worktree="kept"]');
       await until('the branch and its work on the card', async () => {
         const text = ((await line.textContent({ timeout: 1000 })) ?? '').replace(/\s+/g, ' ');
-        return text.includes(branch) && text.includes('1 commit ahead') && text.includes('Remove worktree');
+        return text.includes(`conch/${helper.id.slice(0, 8)}`) && !text.includes(branch) && text.includes('1 commit ahead') && text.includes('Remove worktree');
       });
+      // The branch shows short; its copy button copies it whole.
+      if ((await line.locator('[data-copy]').getAttribute('data-copy')) !== branch) throw new Error('the copy button does not copy the whole branch');
       keptCard = c;
       await c.scrollIntoViewIfNeeded();
       await page.mouse.move(0, 0);
@@ -1354,7 +1447,8 @@ async function main() {
       const tc = page.locator(`article[data-task-id="${helper.id}"]`);
       const tToggle = tc.getByRole('button', { name: 'Show details' });
       if (await tToggle.isVisible()) await tToggle.click();
-      await until('the tasks page card to show the branch', async () => ((await tc.locator('[data-worktree="kept"]').textContent({ timeout: 1000 })) ?? '').includes(branch));
+      await until('the tasks page card to show the branch', async () => ((await tc.locator('[data-worktree="kept"]').textContent({ timeout: 1000 })) ?? '').includes(`conch/${helper.id.slice(0, 8)}`));
+      await until('the helper card to say whose helper it is', async () => /^Helper (\d+ of \d+ )?for \S/.test(((await tc.locator('[data-whose]').textContent({ timeout: 1000 })) ?? '').trim()));
       await tc.scrollIntoViewIfNeeded();
       await page.mouse.move(0, 0);
       await shoot(page, 'tasks-worktree-kept');
