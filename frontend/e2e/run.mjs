@@ -1153,7 +1153,7 @@ async function main() {
       const box = view.getByRole('textbox', { name: 'Message' });
       await box.fill('Now write out.txt please');
       await box.press('Enter');
-      await view.locator('.ask.pending').waitFor({ timeout: stepTimeout });
+      await view.locator('[data-ask]').waitFor({ timeout: stepTimeout });
       await visit(page, 'approvals');
       const item = page.locator(`[data-approval][data-conversation-id="${id}"]`);
       await item.waitFor({ timeout: stepTimeout });
