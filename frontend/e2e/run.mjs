@@ -315,6 +315,7 @@ function startModelServer() {
     const keeping = /keep a worktree/i.test(userText);
     const overlapping = /two helpers on one file/i.test(userText);
     const acrossAgents = /across the agents/i.test(userText);
+    const tabling = /as a table/i.test(userText);
     const system = msgs.filter((m) => m.role === 'system').map((m) => String(m.content ?? '')).join('\n');
     // A task's own chat (a background task or a helper): it reads the notes,
     // then reports. Its system prompt says it is a handed-off task, and only
@@ -431,6 +432,8 @@ function startModelServer() {
         const blocks = (merged.match(/^## /gm) ?? []).length;
         await say(`All ${blocks} helpers are back: every part found one line in the notes.`);
       }
+    } else if (tabling) {
+      await say('The files:\n\n| File | Lines |\n|:---|---:|\n| `notes.txt` | 1 |\n| out.txt | 1 |\n');
     } else if (!toolDone) {
       const name = fetching ? 'run_command' : writing ? 'write_file' : 'read_file';
       const args = fetching
@@ -524,10 +527,33 @@ async function main() {
   });
 
   try {
-    await check('opens the sign-in link and shows the empty tasks page', async () => {
+    await check('opens the sign-in link on the welcome: what Conch does, what it found, a shell task to try', async () => {
       await page.goto(url);
-      await page.getByRole('heading', { name: 'Tasks', level: 1 }).waitFor({ timeout: stepTimeout });
+      const welcome = page.locator('#welcome');
+      await welcome.getByRole('heading', { name: 'Welcome to Conch', level: 1 }).waitFor({ timeout: stepTimeout });
       if ((await page.title()) !== 'Conch') throw new Error(`window title is "${await page.title()}"`);
+      await welcome.getByText('Conch does work for you in the background').waitFor({ timeout: stepTimeout });
+      // What it found, as GET /api/found says it: this home's environment has no Ollama at its address.
+      const found = (await api(origin, token, 'GET', '/api/found')).json;
+      if (!found || typeof found.ollama?.address !== 'string') throw new Error(`GET /api/found: ${JSON.stringify(found)}`);
+      const ollama = welcome.locator('[data-found="ollama"]');
+      await ollama.waitFor({ timeout: stepTimeout });
+      if (!((await ollama.textContent()) ?? '').includes(found.ollama.address)) throw new Error(`the Ollama line says "${await ollama.textContent()}"`);
+      for (const cli of found.clis) await welcome.locator(`[data-found="cli-${cli.id}"]`).waitFor({ timeout: stepTimeout });
+      await welcome.locator('[data-found="shell"][data-ready="true"]').waitFor({ timeout: stepTimeout });
+      await page.mouse.move(0, 0);
+      await shoot(page, 'welcome');
+      for (const size of [{ width: 1440, height: 900 }, { width: 900, height: 700 }]) {
+        await page.setViewportSize(size);
+        await shoot(page, `welcome-${size.width}`);
+      }
+      await page.setViewportSize({ width: 1200, height: 820 });
+      await welcome.getByRole('button', { name: 'Try a shell task' }).click();
+      await page.getByRole('heading', { name: 'Tasks', level: 1 }).waitFor({ timeout: stepTimeout });
+      const box = page.getByRole('textbox', { name: 'Shell command' });
+      await until('the example command in the composer', async () => (await box.inputValue()).includes('Hello from Conch'));
+      await until('the composer to have the focus', async () => box.evaluate((el) => el === document.activeElement));
+      await box.fill('');
       await page.getByText('Nothing running. Type a command below and press').waitFor({ timeout: stepTimeout });
       const served = await (await fetch(`${origin}/`, { headers: { Authorization: `Bearer ${token}` } })).text();
       const built = existsSync(join(frontend, 'dist/index.html')) ? readFileSync(join(frontend, 'dist/index.html'), 'utf8') : '';
@@ -790,6 +816,13 @@ async function main() {
       await until('the list to narrow', async () => (await options.count()) < all && (await options.count()) > 0);
       const first = ((await options.first().textContent()) ?? '').trim();
       if (!first.startsWith('Tasks')) throw new Error(`the best match for "tas" is "${first}"`);
+      // Letters scattered across a word are not a match; a word's start is.
+      await box.fill('stngs');
+      await palette(page).getByText('Nothing matches “stngs”.').waitFor({ timeout: stepTimeout });
+      await box.fill('set');
+      await until('"set" to find Settings first', async () => ((await options.first().textContent()) ?? '').trim().startsWith('Settings'));
+      await box.fill('tas');
+      await until('the list to narrow again', async () => ((await options.first().textContent()) ?? '').trim().startsWith('Tasks'));
       await shoot(page, 'palette-filtered');
       await page.keyboard.press('Enter');
       await until('the palette to close', async () => (await palette(page).count()) === 0);
@@ -816,6 +849,28 @@ async function main() {
       await until('the palette to close', async () => (await palette(page).count()) === 0);
       const back = await page.evaluate(() => document.activeElement?.id ?? '');
       if (back !== 'composer-text') throw new Error(`focus went to "${back}", not back to the composer`);
+    });
+
+    await check('the palette offers Stop on a working task and Try again on a finished one, by click or Ctrl+Enter', async () => {
+      const made = await api(origin, token, 'POST', '/api/tasks', { text: 'sleep 30 # palette-stop', options: { mode: 'auto' } });
+      if (made.status !== 201) throw new Error(`POST /api/tasks: ${made.status} ${JSON.stringify(made.json)}`);
+      const id = made.json.id;
+      await until('the task to work', async () => (await api(origin, token, 'GET', `/api/tasks/${id}`)).json?.status === 'running');
+      await page.keyboard.press('Control+K');
+      await palette(page).waitFor({ timeout: stepTimeout });
+      await page.keyboard.type('palette-stop');
+      const row = palette(page).getByRole('option').first();
+      await until('the task to be the best match', async () => ((await row.textContent()) ?? '').includes('palette-stop'));
+      await row.locator('[data-action="stop"]').waitFor({ timeout: stepTimeout });
+      await shoot(page, 'palette-actions');
+      await row.locator('[data-action="stop"]').click();
+      await until('the task to stop', async () => (await api(origin, token, 'GET', `/api/tasks/${id}`)).json?.status === 'stopped');
+      await until('the row to offer Try again', async () => (await row.locator('[data-action="retry"]').count()) === 1);
+      await page.keyboard.press('Control+Enter');
+      await until('Ctrl+Enter to run it again', async () => ['queued', 'running'].includes((await api(origin, token, 'GET', `/api/tasks/${id}`)).json?.status));
+      await page.keyboard.press('Escape');
+      await api(origin, token, 'POST', `/api/tasks/${id}/stop`);
+      await until('the task to stop again', async () => (await api(origin, token, 'GET', `/api/tasks/${id}`)).json?.status === 'stopped');
     });
 
     await check('"Do it in the background" in the palette waits for text, then sends it', async () => {
@@ -1028,15 +1083,31 @@ async function main() {
     const chatDir = temp('conch-e2e-chat-');
     writeFileSync(join(chatDir, 'notes.txt'), 'hello from e2e\n');
     let providersLanded = true;
-    await check('a new chat with no provider teaches how to connect one', async () => {
+    await check('a new chat with only the shell says what it does and how to connect a model; a message runs as a command', async () => {
       await page.locator('nav button', { hasText: 'New chat' }).click();
-      await page.getByRole('heading', { name: 'New chat', level: 1 }).waitFor({ timeout: stepTimeout });
+      const view = page.locator('#chat');
+      await view.getByRole('heading', { name: 'New chat', level: 1 }).waitFor({ timeout: stepTimeout });
       const probe = await api(origin, token, 'GET', '/api/providers');
       providersLanded = probe.status === 200;
-      const ready = probe.status === 200 && probe.json.providers.some((/** @type {any} */ p) => p.ready);
-      if (!ready) await page.getByText('Connect a provider to chat').waitFor({ timeout: stepTimeout });
+      const shell = probe.json?.providers?.find((/** @type {any} */ p) => p.id === 'shell');
+      if (!shell?.ready || shell.source !== 'builtin') throw new Error(`GET /api/providers lists no ready built-in shell: ${JSON.stringify(probe.json)}`);
+      await view.getByText('This chat is the shell').waitFor({ timeout: stepTimeout });
+      await view.getByRole('link', { name: 'Open Providers' }).waitFor({ timeout: stepTimeout });
+      const picker = view.getByLabel('Provider and model');
+      if (!((await picker.locator('option:checked').textContent()) ?? '').includes('Shell')) throw new Error(`the picker shows "${await picker.locator('option:checked').textContent()}"`);
+      if ((await view.locator('.spend').count()) !== 0) throw new Error('a new chat on the shell shows a spend');
       await page.mouse.move(0, 0);
       await shoot(page, 'chat-new-empty');
+      await view.getByLabel('Mode', { exact: true }).selectOption('auto');
+      await view.getByLabel('Folder').fill(chatDir);
+      const box = view.getByRole('textbox', { name: 'Message' });
+      await box.fill('echo hello-from-the-shell-chat && cat notes.txt');
+      await box.press('Enter');
+      const reply = view.locator('[data-kind="assistant"]', { hasText: 'hello from e2e' });
+      await reply.waitFor({ timeout: stepTimeout });
+      if (!((await reply.textContent()) ?? '').includes('hello-from-the-shell-chat')) throw new Error(`the shell replied "${await reply.textContent()}"`);
+      await view.locator('[data-step="run_command"]').waitFor({ timeout: stepTimeout });
+      await shoot(page, 'chat-shell');
     });
 
     await check('the providers page connects a custom OpenAI-compatible server', async () => {
@@ -1184,6 +1255,108 @@ async function main() {
       await page.keyboard.press('Enter');
       await until('the chat to show', async () => (await page.evaluate(() => location.hash)) === `#chat/${encodeURIComponent(id)}`);
       await page.locator('#chat').getByRole('button', { name: 'Notes check' }).waitFor({ timeout: stepTimeout });
+    });
+
+    await check('each chat keeps its own draft; a table in a reply renders as a table; an attachment is named, not dropped', async () => {
+      if (!providersLanded) throw new Error('not run: GET /api/providers is not served by this binary');
+      const view = page.locator('#chat');
+      const id = decodeURIComponent((await page.evaluate(() => location.hash)).replace(/^#chat\//, ''));
+      const box = view.getByRole('textbox', { name: 'Message' });
+      await box.fill('half a thought for the notes chat');
+      await page.locator('nav button', { hasText: 'New chat' }).click();
+      await view.getByRole('heading', { name: 'New chat', level: 1 }).waitFor({ timeout: stepTimeout });
+      if ((await box.inputValue()) !== '') throw new Error(`the new chat's composer holds "${await box.inputValue()}"`);
+      await box.fill('a new chat of its own');
+      const other = await page.locator('nav a[data-chat-id]').evaluateAll((els, notes) => els.map((e) => e.getAttribute('data-chat-id')).find((c) => c !== notes), id);
+      if (other) {
+        await page.locator(`nav a[data-chat-id="${other}"]`).click();
+        await until('the other chat to open', async () => (await page.evaluate(() => location.hash)) === `#chat/${encodeURIComponent(other)}`);
+        if ((await box.inputValue()) !== '') throw new Error(`another chat's composer holds "${await box.inputValue()}"`);
+      }
+      await page.locator(`nav a[data-chat-id="${id}"]`).click();
+      await until('the notes chat to hold its draft again', async () => (await box.inputValue()) === 'half a thought for the notes chat');
+      await page.locator('nav button', { hasText: 'New chat' }).click();
+      await until('the new chat to hold its own draft', async () => (await box.inputValue()) === 'a new chat of its own');
+      await box.fill('');
+      await page.locator(`nav a[data-chat-id="${id}"]`).click();
+      await until('the notes chat to open', async () => (await box.inputValue()) === 'half a thought for the notes chat');
+
+      // A file pasted, then dropped: named in a sentence, the text box untouched.
+      await box.evaluate((el) => {
+        const dt = new DataTransfer();
+        dt.items.add(new File(['%PDF'], 'report.pdf', { type: 'application/pdf' }));
+        el.dispatchEvent(new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true }));
+      });
+      const notice = view.locator('[data-attachment-notice]');
+      await notice.waitFor({ timeout: stepTimeout });
+      if (!((await notice.textContent()) ?? '').includes("don't take attachments yet, so report.pdf was not added")) throw new Error(`the notice says "${await notice.textContent()}"`);
+      await shoot(page, 'chat-attachment');
+      await notice.getByRole('button', { name: 'Dismiss' }).click();
+      await box.evaluate((el) => {
+        const dt = new DataTransfer();
+        dt.items.add(new File(['png'], 'screen.png', { type: 'image/png' }));
+        el.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+      });
+      await until('the drop to be named', async () => ((await notice.textContent()) ?? '').includes('screen.png was not added'));
+      if ((await box.inputValue()) !== 'half a thought for the notes chat') throw new Error(`the text box changed to "${await box.inputValue()}"`);
+
+      await box.fill('Show the files as a table');
+      await box.press('Enter');
+      const table = view.locator('[data-kind="assistant"][data-streaming="false"] table');
+      await table.waitFor({ timeout: stepTimeout });
+      const cells = await table.locator('th, td').allTextContents();
+      if (cells.join('|') !== 'File|Lines|notes.txt|1|out.txt|1') throw new Error(`the table holds ${JSON.stringify(cells)}`);
+      if (((await view.locator('[data-kind="assistant"]').last().textContent()) ?? '').includes('|')) throw new Error('the reply still shows raw pipes');
+      await until('the turn to end', async () => !(await api(origin, token, 'GET', `/api/conversations/${id}`)).json.conversation.running);
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat-table');
+    });
+
+    await check('the sidebar keeps a long chat title, its highlight and its dot inside it, at 1200 and 900 px', async () => {
+      const made = await api(origin, token, 'POST', '/api/conversations', {
+        title: 'A very long chat title that runs on well past the width of the sidebar and then some more',
+        provider: 'shell',
+        mode: 'ask',
+        cwd: chatDir,
+      });
+      if (made.status !== 201) throw new Error(`POST /api/conversations: ${made.status} ${JSON.stringify(made.json)}`);
+      const long = made.json.id;
+      await page.locator(`nav a[data-chat-id="${long}"]`).waitFor({ timeout: stepTimeout });
+      await page.locator(`nav a[data-chat-id="${long}"]`).click();
+      await api(origin, token, 'POST', `/api/conversations/${long}/messages`, { text: 'true' });
+      await page.locator(`nav a[data-chat-id="${long}"] .dot`).waitFor({ timeout: stepTimeout });
+      for (const size of [{ width: 1200, height: 820 }, { width: 900, height: 700 }]) {
+        await page.setViewportSize(size);
+        await page.waitForTimeout(150);
+        const m = await page.evaluate((cid) => {
+          const nav = /** @type {HTMLElement} */ (document.querySelector('nav.side'));
+          const list = /** @type {HTMLElement} */ (nav.querySelector('.chats'));
+          const a = /** @type {HTMLElement} */ (nav.querySelector(`a[data-chat-id="${cid}"]`));
+          const title = /** @type {HTMLElement} */ (a.querySelector('.chat-title'));
+          const n = nav.getBoundingClientRect();
+          const r = a.getBoundingClientRect();
+          const dots = Array.from(nav.querySelectorAll('.chats .dot')).map((d) => d.getBoundingClientRect().right);
+          return {
+            ellipsis: getComputedStyle(title).textOverflow === 'ellipsis' && title.scrollWidth > title.clientWidth,
+            inside: r.left >= n.left && r.right <= n.right - 1,
+            dotsInside: dots.every((x) => x <= n.right - 1),
+            scrollsSideways: list.scrollWidth > list.clientWidth,
+          };
+        }, long);
+        const fits = await page.evaluate(() => {
+          const page = /** @type {HTMLElement} */ (document.querySelector('#chat'));
+          return page.getBoundingClientRect().right <= window.innerWidth + 1;
+        });
+        if (!m.ellipsis || !m.inside || !m.dotsInside || m.scrollsSideways || !fits) throw new Error(`at ${size.width} px: ${JSON.stringify({ ...m, fits })}`);
+        await page.mouse.move(0, 0);
+        await shoot(page, `sidebar-long-${size.width}`);
+      }
+      await page.setViewportSize({ width: 1200, height: 820 });
+      await until('the long chat to settle', async () => {
+        const c = (await api(origin, token, 'GET', `/api/conversations/${long}`)).json.conversation;
+        if (c.ask) await api(origin, token, 'POST', `/api/conversations/${long}/asks/${c.ask.id}`, { allow: false });
+        return !c.running;
+      });
     });
 
     // Hand it off: the chat sends work to the background and splits it into helpers.
@@ -1687,6 +1860,44 @@ async function main() {
       await page.mouse.move(0, 0);
       await shoot(page, 'settings-backup');
       await logs.click();
+    });
+
+    await check('every page at 1440×900 and 900×700, light and dark, with nothing wider than the window', async () => {
+      const chatId = parentChat || (await page.locator('nav a[data-chat-id]').first().getAttribute('data-chat-id')) || '';
+      /** @type {[string, string][]} */
+      const pages = [
+        ['welcome', '#welcome'],
+        ['tasks', '#tasks'],
+        ['chat', `#chat/${encodeURIComponent(chatId)}`],
+        ['approvals', '#approvals'],
+        ['providers', '#providers'],
+        ['doctor', '#doctor'],
+        ['settings', '#settings'],
+      ];
+      for (const size of [{ width: 1440, height: 900 }, { width: 900, height: 700 }]) {
+        await page.setViewportSize(size);
+        for (const [name, hash] of pages) {
+          await page.evaluate((h) => (location.hash = h), hash);
+          await page.locator(`#${name.split('-')[0]}`).waitFor({ timeout: stepTimeout });
+          await page.waitForTimeout(300);
+          const wide = await page.evaluate(() => {
+            const main = /** @type {HTMLElement} */ (document.querySelector('main'));
+            const view = /** @type {HTMLElement} */ (main.querySelector('.view:not([hidden]) > .page'));
+            return document.documentElement.scrollWidth > window.innerWidth + 1 || (view !== null && view.getBoundingClientRect().right > main.getBoundingClientRect().right + 1);
+          });
+          if (wide) throw new Error(`${name} at ${size.width} px scrolls sideways`);
+          await page.mouse.move(0, 0);
+          await shoot(page, `screen-${name}-${size.width}`);
+        }
+        await page.keyboard.press('Control+K');
+        await palette(page).waitFor({ timeout: stepTimeout });
+        await shoot(page, `screen-palette-${size.width}`);
+        await page.keyboard.type('echo');
+        await page.waitForTimeout(150);
+        await shoot(page, `screen-palette-actions-${size.width}`);
+        await page.keyboard.press('Escape');
+      }
+      await page.setViewportSize({ width: 1200, height: 820 });
     });
 
     await check('a delegate hands its parts to the real Claude Code, Codex and Gemini CLI; the three cards say by whom', async () => {
