@@ -35,6 +35,7 @@ func (g *Gateway) routes() {
 	g.mux.HandleFunc("/api/conversations/", g.conversationByID)
 	g.mux.HandleFunc("/api/providers", g.providers)
 	g.mux.HandleFunc("/api/providers/", g.providerByID)
+	g.mux.HandleFunc("/api/found", g.found)
 	g.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errcode.NotFound, "No such API route: "+r.URL.Path)
 	})

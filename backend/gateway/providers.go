@@ -18,6 +18,17 @@ func (g *Gateway) providers(w http.ResponseWriter, r *http.Request) {
 	reply(w, http.StatusOK, l, err)
 }
 
+// found looks again for the providers Conch finds on its own and says
+// what it found (GET /api/found).
+func (g *Gateway) found(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		methodNotAllowed(w, "GET")
+		return
+	}
+	f, err := g.api.FindProviders()
+	reply(w, http.StatusOK, f, err)
+}
+
 // providerByID serves /api/providers/:id: GET describes one, PUT connects
 // or changes it, DELETE removes it.
 func (g *Gateway) providerByID(w http.ResponseWriter, r *http.Request) {

@@ -185,3 +185,28 @@ func TestProvidersUnavailable(t *testing.T) {
 	resp, b := e.do(t, req{method: "GET", path: "/api/providers"})
 	wantError(t, resp, b, http.StatusNotFound, "not_found")
 }
+
+// TestFound: GET /api/found says what Conch found on its own, keys by
+// their variable's name only; it is GET only.
+func TestFound(t *testing.T) {
+	e, _ := setupProviders(t)
+	resp, b := e.do(t, req{method: "GET", path: "/api/found"})
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET: %d %s", resp.StatusCode, b)
+	}
+	f := decodeAs[registry.Found](t, b)
+	if len(f.Keys) != 1 || f.Keys[0].Variable != "OPENAI_API_KEY" || f.Keys[0].Provider != "openai" || f.Ollama.Running || f.Ollama.Address == "" || f.CLIs == nil || len(f.CLIs) != 0 {
+		t.Fatalf("found = %s", b)
+	}
+	if strings.Contains(string(b), "sk-env-key-0001") {
+		t.Errorf("the report shows a key: %s", b)
+	}
+	resp, b = e.do(t, req{method: "POST", path: "/api/found"})
+	wantError(t, resp, b, http.StatusMethodNotAllowed, "method_not_allowed")
+	resp, b = e.do(t, req{method: "GET", path: "/api/found"})
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET again: %d %s", resp.StatusCode, b)
+	}
+	resp, b = setup(t).do(t, req{method: "GET", path: "/api/found"})
+	wantError(t, resp, b, http.StatusNotFound, "not_found")
+}

@@ -110,6 +110,11 @@ func (p Preferences) Validate() error {
 	if len(p.LimitFallback) > 100 {
 		return fmt.Errorf("the fallback must be a connected provider's id (%d bytes is too long for one)", len(p.LimitFallback))
 	}
+	if p.LimitFallback == "shell" {
+		// The shell runs its words as a command: it would run a task's
+		// instructions as bash.
+		return fmt.Errorf("the shell cannot carry a task on; pick a model or a coding agent as the fallback")
+	}
 	if p.RetentionDays < 0 || p.RetentionDays > MaxRetentionDays {
 		return fmt.Errorf("finished tasks are kept between 0 (forever) and %d days, not %d", MaxRetentionDays, p.RetentionDays)
 	}

@@ -54,3 +54,15 @@ func TestJobCap(t *testing.T) {
 		}
 	}
 }
+
+func TestTheShellIsNoFallback(t *testing.T) {
+	p := Defaults()
+	p.LimitFallback = "shell"
+	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "shell") {
+		t.Fatalf("Validate = %v, want the shell refused as the fallback", err)
+	}
+	p.LimitFallback = "anthropic"
+	if err := p.Validate(); err != nil {
+		t.Fatalf("Validate = %v", err)
+	}
+}

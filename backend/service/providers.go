@@ -55,3 +55,14 @@ func (s *Service) DeleteProvider(id string) error {
 	}
 	return r.Delete(id)
 }
+
+// FindProviders looks again for what Conch finds on its own (Ollama
+// answering, the coding-agent CLIs on PATH, API keys in the environment),
+// for the first run's welcome; what it finds is a provider from then on.
+func (s *Service) FindProviders() (registry.Found, error) {
+	r, err := s.providers()
+	if err != nil {
+		return registry.Found{}, err
+	}
+	return r.Detect(context.Background()), nil
+}

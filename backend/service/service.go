@@ -52,6 +52,7 @@ type API interface {
 	StopConversation(id string) (conversation.Conversation, error)
 	AnswerAsk(id, askID string, allow bool) (conversation.Conversation, error)
 	ListProviders() (ProviderList, error)
+	FindProviders() (registry.Found, error)
 	GetProvider(id string) (registry.Listing, error)
 	PutProvider(id string, cfg registry.PutRequest) (registry.Listing, error)
 	DeleteProvider(id string) error

@@ -315,6 +315,7 @@ function startModelServer() {
     const keeping = /keep a worktree/i.test(userText);
     const overlapping = /two helpers on one file/i.test(userText);
     const acrossAgents = /across the agents/i.test(userText);
+    const tabling = /as a table/i.test(userText);
     const system = msgs.filter((m) => m.role === 'system').map((m) => String(m.content ?? '')).join('\n');
     // A task's own chat (a background task or a helper): it reads the notes,
     // then reports. Its system prompt says it is a handed-off task, and only
@@ -431,6 +432,8 @@ function startModelServer() {
         const blocks = (merged.match(/^## /gm) ?? []).length;
         await say(`All ${blocks} helpers are back: every part found one line in the notes.`);
       }
+    } else if (tabling) {
+      await say('The files:\n\n| File | Lines |\n|:---|---:|\n| `notes.txt` | 1 |\n| out.txt | 1 |\n');
     } else if (!toolDone) {
       const name = fetching ? 'run_command' : writing ? 'write_file' : 'read_file';
       const args = fetching
@@ -524,10 +527,33 @@ async function main() {
   });
 
   try {
-    await check('opens the sign-in link and shows the empty tasks page', async () => {
+    await check('opens the sign-in link on the welcome: what Conch does, what it found, a shell task to try', async () => {
       await page.goto(url);
-      await page.getByRole('heading', { name: 'Tasks', level: 1 }).waitFor({ timeout: stepTimeout });
+      const welcome = page.locator('#welcome');
+      await welcome.getByRole('heading', { name: 'Welcome to Conch', level: 1 }).waitFor({ timeout: stepTimeout });
       if ((await page.title()) !== 'Conch') throw new Error(`window title is "${await page.title()}"`);
+      await welcome.getByText('Conch does work for you in the background').waitFor({ timeout: stepTimeout });
+      // What it found, as GET /api/found says it: this home's environment has no Ollama at its address.
+      const found = (await api(origin, token, 'GET', '/api/found')).json;
+      if (!found || typeof found.ollama?.address !== 'string') throw new Error(`GET /api/found: ${JSON.stringify(found)}`);
+      const ollama = welcome.locator('[data-found="ollama"]');
+      await ollama.waitFor({ timeout: stepTimeout });
+      if (!((await ollama.textContent()) ?? '').includes(found.ollama.address)) throw new Error(`the Ollama line says "${await ollama.textContent()}"`);
+      for (const cli of found.clis) await welcome.locator(`[data-found="cli-${cli.id}"]`).waitFor({ timeout: stepTimeout });
+      await welcome.locator('[data-found="shell"][data-ready="true"]').waitFor({ timeout: stepTimeout });
+      await page.mouse.move(0, 0);
+      await shoot(page, 'welcome');
+      for (const size of [{ width: 1440, height: 900 }, { width: 900, height: 700 }]) {
+        await page.setViewportSize(size);
+        await shoot(page, `welcome-${size.width}`);
+      }
+      await page.setViewportSize({ width: 1200, height: 820 });
+      await welcome.getByRole('button', { name: 'Try a shell task' }).click();
+      await page.getByRole('heading', { name: 'Tasks', level: 1 }).waitFor({ timeout: stepTimeout });
+      const box = page.getByRole('textbox', { name: 'Shell command' });
+      await until('the example command in the composer', async () => (await box.inputValue()).includes('Hello from Conch'));
+      await until('the composer to have the focus', async () => box.evaluate((el) => el === document.activeElement));
+      await box.fill('');
       await page.getByText('Nothing running. Type a command below and press').waitFor({ timeout: stepTimeout });
       const served = await (await fetch(`${origin}/`, { headers: { Authorization: `Bearer ${token}` } })).text();
       const built = existsSync(join(frontend, 'dist/index.html')) ? readFileSync(join(frontend, 'dist/index.html'), 'utf8') : '';
@@ -581,7 +607,8 @@ async function main() {
     await check('a failing command says it did not finish and why', async () => {
       await send(page, 'echo oops >&2; exit 2', 'auto');
       const c = await waitStatus(page, 'echo oops >&2; exit 2', 'failed', "Didn't finish");
-      await until('the reason on the card', async () => ((await c.textContent()) ?? '').includes('exited with code 2'));
+      await until('the reason on the card, in words', async () => ((await c.textContent()) ?? '').includes('It failed with exit code 2.'));
+      if (((await c.textContent()) ?? '').includes('exited with code')) throw new Error('the card shows the raw "exited with code"');
     });
 
     await check('shows `sleep 30` Working, then Stop makes it Stopped', async () => {
@@ -597,6 +624,7 @@ async function main() {
       const c = await waitStatus(page, 'echo asked', 'needs-you', 'Needs your OK');
       const ask = c.getByRole('region', { name: 'Question' });
       await until('the question to name the command', async () => ((await ask.textContent()) ?? '').includes('echo asked'));
+      if ((await ask.getAttribute('data-danger')) !== 'false' || (await ask.locator('[data-danger-warning]').count()) !== 0) throw new Error('a harmless echo is asked with a destructive warning');
       await until('the sidebar badge to count it', async () => ((await page.locator('nav a[href="#tasks"] .badge').textContent()) ?? '').includes('1'));
       // A second command keeps running while the first waits, for the screenshots.
       await send(page, 'for i in $(seq 20); do echo "step $i"; sleep 1; done', 'auto');
@@ -611,10 +639,70 @@ async function main() {
       await until('"asked" in the output', async () => ((await c.locator('pre').textContent()) ?? '').includes('asked'));
     });
 
+    await check('a destructive command asks with a warning; D denies it, and the card says Declined in grey', async () => {
+      const cmd = 'rm -rf ./conch-e2e-nothing-here';
+      await send(page, cmd, 'ask');
+      const c = await waitStatus(page, cmd, 'needs-you', 'Needs your OK');
+      const ask = c.locator('[data-ask]');
+      await ask.locator('[data-danger-warning]').waitFor({ timeout: stepTimeout });
+      if (!((await ask.locator('[data-danger-warning]').textContent()) ?? '').includes('rm -r')) throw new Error('the warning does not say what is destructive');
+      await c.scrollIntoViewIfNeeded();
+      await page.mouse.move(0, 0);
+      await shoot(page, 'tasks-destructive');
+      await ask.getByRole('button', { name: 'Deny' }).focus();
+      await page.keyboard.press('d');
+      await waitStatus(page, cmd, 'failed', 'Declined');
+      if ((await c.locator('.chip.tone-red').count()) !== 0 || (await c.locator('.chip.tone-grey').count()) !== 1) throw new Error('a declined task is shown red');
+      if (((await c.textContent()) ?? '').includes("Didn't finish")) throw new Error('a declined task says "Didn\'t finish"');
+    });
+
+    await check('a finished row never cuts its title before its summary (1440 and 900 px); it says when it finished, under its day; the filter finds it', async () => {
+      const title = 'Mock the Stripe webhook';
+      const long = 'Tests 31 passed, the webhook mock answered every event the billing service sent it, and nothing was left over in the queue afterwards';
+      const made = await api(origin, token, 'POST', '/api/tasks', { text: `echo "${long}"`, title, options: { provider: 'shell', mode: 'auto' } });
+      if (made.status !== 201) throw new Error(`creating the task answered ${made.status}`);
+      const c = await waitStatus(page, title, 'done', 'Done');
+      const fold = c.getByRole('button', { name: 'Fold into one line' });
+      if (await fold.count()) await fold.click();
+      await c.locator('.oneline').waitFor({ timeout: stepTimeout });
+      for (const [width, height] of [[1440, 900], [900, 700]]) {
+        await page.setViewportSize({ width, height });
+        await page.mouse.move(0, 0);
+        await page.waitForTimeout(200);
+        const m = await c.evaluate((el) => {
+          const t = /** @type {HTMLElement} */ (el.querySelector('h3'));
+          const o = /** @type {HTMLElement} */ (el.querySelector('.oneline'));
+          return { titleCut: t.scrollWidth > t.clientWidth + 1, line: o ? o.getBoundingClientRect().width : -1 };
+        });
+        if (m.titleCut) throw new Error(`at ${width} px the title is cut (the summary is ${m.line}px wide)`);
+        await shoot(page, `tasks-finished-${width}`);
+      }
+      await page.setViewportSize({ width: 1200, height: 820 });
+      if (!/^(just now|\d+m ago)$/.test(((await c.locator('time').textContent()) ?? '').trim())) throw new Error(`the finish time says "${await c.locator('time').textContent()}"`);
+      const finished = page.locator('[data-group="finished"]');
+      if ((await finished.locator('[data-day]').first().textContent())?.trim() !== 'Today') throw new Error('the finished tasks are not under "Today"');
+      await finished.getByRole('searchbox', { name: 'Filter finished tasks' }).fill('stripe webhook');
+      await until('the filter to leave only that task', async () => (await finished.locator('[data-task-card]').count()) === 1 && (await finished.locator(`[data-task-card][data-task-id="${made.json.id}"]`).count()) === 1);
+      await finished.getByRole('combobox', { name: 'Outcome' }).selectOption('declined');
+      await finished.getByText('No finished task matches.').waitFor({ timeout: stepTimeout });
+      await finished.getByRole('button', { name: 'Clear' }).click();
+      await until('the whole list back', async () => (await finished.locator('[data-task-card]').count()) > 1);
+    });
+
     await check('Try again runs a finished task again', async () => {
       const c = card(page, 'echo hello-e2e');
       const rev = Number(await c.getAttribute('data-rev'));
-      await c.getByRole('button', { name: 'Try again' }).click();
+      // A finished card keeps what it does not need behind one "⋯" menu, reachable by keyboard.
+      const more = c.getByRole('button', { name: 'More actions for echo hello-e2e' });
+      await more.focus();
+      await page.keyboard.press('ArrowDown');
+      const menu = c.getByRole('menu');
+      await menu.waitFor({ timeout: stepTimeout });
+      await until('the first item to have the focus', async () => (await page.evaluate(() => document.activeElement?.getAttribute('role') ?? '')) === 'menuitem');
+      await page.keyboard.press('Escape');
+      await until('the menu to close on its button', async () => (await menu.count()) === 0 && (await page.evaluate(() => document.activeElement?.getAttribute('aria-haspopup') ?? '')) === 'menu');
+      await more.click();
+      await menu.getByRole('menuitem', { name: 'Try again' }).click();
       await until('a new run to finish (rev to grow, status done)', async () => Number(await c.getAttribute('data-rev', { timeout: 1000 })) > rev + 1 && (await c.getAttribute('data-status', { timeout: 1000 })) === 'done');
       await until('"hello-e2e" in the output', async () => ((await c.locator('pre').textContent()) ?? '').includes('hello-e2e'));
     });
@@ -629,11 +717,14 @@ async function main() {
 
     await check('Delete asks inline, Esc keeps the task, confirming removes it', async () => {
       const c = card(page, 'sleep 30');
-      await c.getByRole('button', { name: 'Delete' }).click();
+      const more = c.getByRole('button', { name: 'More actions for sleep 30' });
+      await more.click();
+      await c.getByRole('menuitem', { name: 'Delete…' }).click();
       await c.getByRole('group', { name: 'Confirm delete' }).waitFor({ timeout: stepTimeout });
       await page.keyboard.press('Escape');
       await until('the confirmation to close', async () => (await c.getByRole('group', { name: 'Confirm delete' }).count()) === 0);
-      await c.getByRole('button', { name: 'Delete' }).click();
+      await more.click();
+      await c.getByRole('menuitem', { name: 'Delete…' }).click();
       await c.getByRole('group', { name: 'Confirm delete' }).getByRole('button', { name: 'Delete' }).click();
       await until('the card to go', async () => (await card(page, 'sleep 30').count()) === 0);
       const focused = await page.evaluate(() => document.activeElement?.tagName ?? '');
@@ -725,6 +816,13 @@ async function main() {
       await until('the list to narrow', async () => (await options.count()) < all && (await options.count()) > 0);
       const first = ((await options.first().textContent()) ?? '').trim();
       if (!first.startsWith('Tasks')) throw new Error(`the best match for "tas" is "${first}"`);
+      // Letters scattered across a word are not a match; a word's start is.
+      await box.fill('stngs');
+      await palette(page).getByText('Nothing matches “stngs”.').waitFor({ timeout: stepTimeout });
+      await box.fill('set');
+      await until('"set" to find Settings first', async () => ((await options.first().textContent()) ?? '').trim().startsWith('Settings'));
+      await box.fill('tas');
+      await until('the list to narrow again', async () => ((await options.first().textContent()) ?? '').trim().startsWith('Tasks'));
       await shoot(page, 'palette-filtered');
       await page.keyboard.press('Enter');
       await until('the palette to close', async () => (await palette(page).count()) === 0);
@@ -751,6 +849,28 @@ async function main() {
       await until('the palette to close', async () => (await palette(page).count()) === 0);
       const back = await page.evaluate(() => document.activeElement?.id ?? '');
       if (back !== 'composer-text') throw new Error(`focus went to "${back}", not back to the composer`);
+    });
+
+    await check('the palette offers Stop on a working task and Try again on a finished one, by click or Ctrl+Enter', async () => {
+      const made = await api(origin, token, 'POST', '/api/tasks', { text: 'sleep 30 # palette-stop', options: { mode: 'auto' } });
+      if (made.status !== 201) throw new Error(`POST /api/tasks: ${made.status} ${JSON.stringify(made.json)}`);
+      const id = made.json.id;
+      await until('the task to work', async () => (await api(origin, token, 'GET', `/api/tasks/${id}`)).json?.status === 'running');
+      await page.keyboard.press('Control+K');
+      await palette(page).waitFor({ timeout: stepTimeout });
+      await page.keyboard.type('palette-stop');
+      const row = palette(page).getByRole('option').first();
+      await until('the task to be the best match', async () => ((await row.textContent()) ?? '').includes('palette-stop'));
+      await row.locator('[data-action="stop"]').waitFor({ timeout: stepTimeout });
+      await shoot(page, 'palette-actions');
+      await row.locator('[data-action="stop"]').click();
+      await until('the task to stop', async () => (await api(origin, token, 'GET', `/api/tasks/${id}`)).json?.status === 'stopped');
+      await until('the row to offer Try again', async () => (await row.locator('[data-action="retry"]').count()) === 1);
+      await page.keyboard.press('Control+Enter');
+      await until('Ctrl+Enter to run it again', async () => ['queued', 'running'].includes((await api(origin, token, 'GET', `/api/tasks/${id}`)).json?.status));
+      await page.keyboard.press('Escape');
+      await api(origin, token, 'POST', `/api/tasks/${id}/stop`);
+      await until('the task to stop again', async () => (await api(origin, token, 'GET', `/api/tasks/${id}`)).json?.status === 'stopped');
     });
 
     await check('"Do it in the background" in the palette waits for text, then sends it', async () => {
@@ -963,15 +1083,31 @@ async function main() {
     const chatDir = temp('conch-e2e-chat-');
     writeFileSync(join(chatDir, 'notes.txt'), 'hello from e2e\n');
     let providersLanded = true;
-    await check('a new chat with no provider teaches how to connect one', async () => {
+    await check('a new chat with only the shell says what it does and how to connect a model; a message runs as a command', async () => {
       await page.locator('nav button', { hasText: 'New chat' }).click();
-      await page.getByRole('heading', { name: 'New chat', level: 1 }).waitFor({ timeout: stepTimeout });
+      const view = page.locator('#chat');
+      await view.getByRole('heading', { name: 'New chat', level: 1 }).waitFor({ timeout: stepTimeout });
       const probe = await api(origin, token, 'GET', '/api/providers');
       providersLanded = probe.status === 200;
-      const ready = probe.status === 200 && probe.json.providers.some((/** @type {any} */ p) => p.ready);
-      if (!ready) await page.getByText('Connect a provider to chat').waitFor({ timeout: stepTimeout });
+      const shell = probe.json?.providers?.find((/** @type {any} */ p) => p.id === 'shell');
+      if (!shell?.ready || shell.source !== 'builtin') throw new Error(`GET /api/providers lists no ready built-in shell: ${JSON.stringify(probe.json)}`);
+      await view.getByText('This chat is the shell').waitFor({ timeout: stepTimeout });
+      await view.getByRole('link', { name: 'Open Providers' }).waitFor({ timeout: stepTimeout });
+      const picker = view.getByLabel('Provider and model');
+      if (!((await picker.locator('option:checked').textContent()) ?? '').includes('Shell')) throw new Error(`the picker shows "${await picker.locator('option:checked').textContent()}"`);
+      if ((await view.locator('.spend').count()) !== 0) throw new Error('a new chat on the shell shows a spend');
       await page.mouse.move(0, 0);
       await shoot(page, 'chat-new-empty');
+      await view.getByLabel('Mode', { exact: true }).selectOption('auto');
+      await view.getByLabel('Folder').fill(chatDir);
+      const box = view.getByRole('textbox', { name: 'Message' });
+      await box.fill('echo hello-from-the-shell-chat && cat notes.txt');
+      await box.press('Enter');
+      const reply = view.locator('[data-kind="assistant"]', { hasText: 'hello from e2e' });
+      await reply.waitFor({ timeout: stepTimeout });
+      if (!((await reply.textContent()) ?? '').includes('hello-from-the-shell-chat')) throw new Error(`the shell replied "${await reply.textContent()}"`);
+      await view.locator('[data-step="run_command"]').waitFor({ timeout: stepTimeout });
+      await shoot(page, 'chat-shell');
     });
 
     await check('the providers page connects a custom OpenAI-compatible server', async () => {
@@ -1028,6 +1164,27 @@ async function main() {
       const ask = view.getByRole('region', { name: 'Question' });
       await ask.getByRole('button', { name: 'Allow' }).waitFor({ timeout: stepTimeout });
       await until('the time left to show', async () => /\d+m \d\ds left/.test((await ask.locator('[aria-label="Time left"]').textContent()) ?? ''));
+      // A file write is asked with its diff.
+      await until('the diff of out.txt', async () => {
+        const d = ((await ask.locator('[data-ask-diff]').textContent()) ?? '').replace(/\s+/g, ' ');
+        return d.includes('out.txt') && d.includes('written by e2e') && d.includes('+1');
+      });
+      // One "needs you" count: the sidebar's two badges, the palette, Approvals and the tasks page agree.
+      const chatHash = await page.evaluate(() => location.hash);
+      const n = await until('the approvals badge', async () => ((await page.getByTestId('approvals-badge').textContent()) ?? '').trim().match(/^\d+/)?.[0] ?? null);
+      const tasksBadge = ((await page.locator('nav a[href="#tasks"] .badge [aria-hidden="true"]').textContent()) ?? '').trim();
+      if (tasksBadge !== n) throw new Error(`the sidebar says Tasks ${tasksBadge} and Approvals ${n}`);
+      await page.keyboard.press('Control+K');
+      await palette(page).waitFor({ timeout: stepTimeout });
+      await page.keyboard.type('Approvals');
+      await until('the palette to say how many wait', async () => ((await palette(page).getByRole('option').first().textContent()) ?? '').includes(`${n} waiting`));
+      await page.keyboard.press('Escape');
+      await visit(page, 'approvals');
+      await until('the Approvals page to count the same', async () => ((await page.locator('#approvals').textContent()) ?? '').includes(`${n} waiting`) && (await page.locator('[data-approval]').count()) === Number(n));
+      await visit(page, 'tasks');
+      await until('the tasks page to count the same', async () => ((await page.locator('[data-task-counts]').textContent()) ?? '').includes(`${n} need`) && ((await page.locator('[data-group="needs-you"] h2').textContent()) ?? '').includes(n));
+      await page.locator(`nav a[href="${chatHash}"]`).click();
+      await ask.getByRole('button', { name: 'Allow' }).waitFor({ timeout: stepTimeout });
       await page.mouse.move(0, 0);
       await shoot(page, 'chat');
       if (existsSync(join(chatDir, 'out.txt'))) throw new Error('the file was written before the person allowed it');
@@ -1048,7 +1205,7 @@ async function main() {
       const box = view.getByRole('textbox', { name: 'Message' });
       await box.fill('Try curl on that address');
       await box.press('Enter');
-      const pending = view.locator('.ask.pending');
+      const pending = view.locator('[data-ask]');
       await pending.getByRole('button', { name: 'Allow' }).click();
       await view.locator('[data-kind="assistant"]', { hasText: 'nothing answered' }).waitFor({ timeout: stepTimeout });
       const badge = view.getByText('Tainted: asks before every action');
@@ -1067,7 +1224,7 @@ async function main() {
       const box = view.getByRole('textbox', { name: 'Message' });
       await box.fill('Now write out.txt please');
       await box.press('Enter');
-      await view.locator('.ask.pending').waitFor({ timeout: stepTimeout });
+      await view.locator('[data-ask]').waitFor({ timeout: stepTimeout });
       await visit(page, 'approvals');
       const item = page.locator(`[data-approval][data-conversation-id="${id}"]`);
       await item.waitFor({ timeout: stepTimeout });
@@ -1098,6 +1255,108 @@ async function main() {
       await page.keyboard.press('Enter');
       await until('the chat to show', async () => (await page.evaluate(() => location.hash)) === `#chat/${encodeURIComponent(id)}`);
       await page.locator('#chat').getByRole('button', { name: 'Notes check' }).waitFor({ timeout: stepTimeout });
+    });
+
+    await check('each chat keeps its own draft; a table in a reply renders as a table; an attachment is named, not dropped', async () => {
+      if (!providersLanded) throw new Error('not run: GET /api/providers is not served by this binary');
+      const view = page.locator('#chat');
+      const id = decodeURIComponent((await page.evaluate(() => location.hash)).replace(/^#chat\//, ''));
+      const box = view.getByRole('textbox', { name: 'Message' });
+      await box.fill('half a thought for the notes chat');
+      await page.locator('nav button', { hasText: 'New chat' }).click();
+      await view.getByRole('heading', { name: 'New chat', level: 1 }).waitFor({ timeout: stepTimeout });
+      if ((await box.inputValue()) !== '') throw new Error(`the new chat's composer holds "${await box.inputValue()}"`);
+      await box.fill('a new chat of its own');
+      const other = await page.locator('nav a[data-chat-id]').evaluateAll((els, notes) => els.map((e) => e.getAttribute('data-chat-id')).find((c) => c !== notes), id);
+      if (other) {
+        await page.locator(`nav a[data-chat-id="${other}"]`).click();
+        await until('the other chat to open', async () => (await page.evaluate(() => location.hash)) === `#chat/${encodeURIComponent(other)}`);
+        if ((await box.inputValue()) !== '') throw new Error(`another chat's composer holds "${await box.inputValue()}"`);
+      }
+      await page.locator(`nav a[data-chat-id="${id}"]`).click();
+      await until('the notes chat to hold its draft again', async () => (await box.inputValue()) === 'half a thought for the notes chat');
+      await page.locator('nav button', { hasText: 'New chat' }).click();
+      await until('the new chat to hold its own draft', async () => (await box.inputValue()) === 'a new chat of its own');
+      await box.fill('');
+      await page.locator(`nav a[data-chat-id="${id}"]`).click();
+      await until('the notes chat to open', async () => (await box.inputValue()) === 'half a thought for the notes chat');
+
+      // A file pasted, then dropped: named in a sentence, the text box untouched.
+      await box.evaluate((el) => {
+        const dt = new DataTransfer();
+        dt.items.add(new File(['%PDF'], 'report.pdf', { type: 'application/pdf' }));
+        el.dispatchEvent(new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true }));
+      });
+      const notice = view.locator('[data-attachment-notice]');
+      await notice.waitFor({ timeout: stepTimeout });
+      if (!((await notice.textContent()) ?? '').includes("don't take attachments yet, so report.pdf was not added")) throw new Error(`the notice says "${await notice.textContent()}"`);
+      await shoot(page, 'chat-attachment');
+      await notice.getByRole('button', { name: 'Dismiss' }).click();
+      await box.evaluate((el) => {
+        const dt = new DataTransfer();
+        dt.items.add(new File(['png'], 'screen.png', { type: 'image/png' }));
+        el.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+      });
+      await until('the drop to be named', async () => ((await notice.textContent()) ?? '').includes('screen.png was not added'));
+      if ((await box.inputValue()) !== 'half a thought for the notes chat') throw new Error(`the text box changed to "${await box.inputValue()}"`);
+
+      await box.fill('Show the files as a table');
+      await box.press('Enter');
+      const table = view.locator('[data-kind="assistant"][data-streaming="false"] table');
+      await table.waitFor({ timeout: stepTimeout });
+      const cells = await table.locator('th, td').allTextContents();
+      if (cells.join('|') !== 'File|Lines|notes.txt|1|out.txt|1') throw new Error(`the table holds ${JSON.stringify(cells)}`);
+      if (((await view.locator('[data-kind="assistant"]').last().textContent()) ?? '').includes('|')) throw new Error('the reply still shows raw pipes');
+      await until('the turn to end', async () => !(await api(origin, token, 'GET', `/api/conversations/${id}`)).json.conversation.running);
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat-table');
+    });
+
+    await check('the sidebar keeps a long chat title, its highlight and its dot inside it, at 1200 and 900 px', async () => {
+      const made = await api(origin, token, 'POST', '/api/conversations', {
+        title: 'A very long chat title that runs on well past the width of the sidebar and then some more',
+        provider: 'shell',
+        mode: 'ask',
+        cwd: chatDir,
+      });
+      if (made.status !== 201) throw new Error(`POST /api/conversations: ${made.status} ${JSON.stringify(made.json)}`);
+      const long = made.json.id;
+      await page.locator(`nav a[data-chat-id="${long}"]`).waitFor({ timeout: stepTimeout });
+      await page.locator(`nav a[data-chat-id="${long}"]`).click();
+      await api(origin, token, 'POST', `/api/conversations/${long}/messages`, { text: 'true' });
+      await page.locator(`nav a[data-chat-id="${long}"] .dot`).waitFor({ timeout: stepTimeout });
+      for (const size of [{ width: 1200, height: 820 }, { width: 900, height: 700 }]) {
+        await page.setViewportSize(size);
+        await page.waitForTimeout(150);
+        const m = await page.evaluate((cid) => {
+          const nav = /** @type {HTMLElement} */ (document.querySelector('nav.side'));
+          const list = /** @type {HTMLElement} */ (nav.querySelector('.chats'));
+          const a = /** @type {HTMLElement} */ (nav.querySelector(`a[data-chat-id="${cid}"]`));
+          const title = /** @type {HTMLElement} */ (a.querySelector('.chat-title'));
+          const n = nav.getBoundingClientRect();
+          const r = a.getBoundingClientRect();
+          const dots = Array.from(nav.querySelectorAll('.chats .dot')).map((d) => d.getBoundingClientRect().right);
+          return {
+            ellipsis: getComputedStyle(title).textOverflow === 'ellipsis' && title.scrollWidth > title.clientWidth,
+            inside: r.left >= n.left && r.right <= n.right - 1,
+            dotsInside: dots.every((x) => x <= n.right - 1),
+            scrollsSideways: list.scrollWidth > list.clientWidth,
+          };
+        }, long);
+        const fits = await page.evaluate(() => {
+          const page = /** @type {HTMLElement} */ (document.querySelector('#chat'));
+          return page.getBoundingClientRect().right <= window.innerWidth + 1;
+        });
+        if (!m.ellipsis || !m.inside || !m.dotsInside || m.scrollsSideways || !fits) throw new Error(`at ${size.width} px: ${JSON.stringify({ ...m, fits })}`);
+        await page.mouse.move(0, 0);
+        await shoot(page, `sidebar-long-${size.width}`);
+      }
+      await page.setViewportSize({ width: 1200, height: 820 });
+      await until('the long chat to settle', async () => {
+        const c = (await api(origin, token, 'GET', `/api/conversations/${long}`)).json.conversation;
+        if (c.ask) await api(origin, token, 'POST', `/api/conversations/${long}/asks/${c.ask.id}`, { allow: false });
+        return !c.running;
+      });
     });
 
     // Hand it off: the chat sends work to the background and splits it into helpers.
@@ -1166,7 +1425,7 @@ async function main() {
     await check("the card opens the task's chat; its banner links back", async () => {
       if (!bgTask) throw new Error('not run: no background task');
       const c = taskCard(bgTask.id);
-      await c.getByRole('link', { name: 'Open' }).click();
+      await c.getByRole('link', { name: 'Open chat' }).click();
       await until("the task's chat to open", async () => (await page.evaluate(() => location.hash)) === `#chat/${encodeURIComponent(bgTask.conversationId)}`);
       const banner = page.locator('#chat [data-task-banner]');
       await until('the banner to name the chat it came from', async () => ((await banner.textContent()) ?? '').replace(/\s+/g, ' ').includes('Background task from Notes check'));
@@ -1207,7 +1466,7 @@ async function main() {
       await page.setViewportSize({ width: 1200, height: 820 });
       // A helper's chat says which part it is.
       const second = helpers.find((/** @type {any} */ t) => t.title === 'Check part 2');
-      await group.locator(`[data-task-card][data-task-id="${second.id}"]`).getByRole('link', { name: 'Open' }).click();
+      await group.locator(`[data-task-card][data-task-id="${second.id}"]`).getByRole('link', { name: 'Open chat' }).click();
       const banner = page.locator('#chat [data-task-banner]');
       await until('the helper banner', async () => ((await banner.textContent()) ?? '').replace(/\s+/g, ' ').includes('Helper 2 of 3 for Notes check'));
       await page.mouse.move(0, 0);
@@ -1228,17 +1487,22 @@ async function main() {
       );
       const c = taskCard(t.id);
       await until('the card to need an OK', async () => (await c.getAttribute('data-status', { timeout: 1000 })) === 'needs-you', 30_000);
-      const see = c.getByRole('link', { name: "See what it's asking" });
-      await see.waitFor({ timeout: stepTimeout });
+      // The card asks inline, in the one ask layout, with the diff of the write; "Needs your OK" once.
+      const inline = c.locator('[data-ask]');
+      await inline.getByRole('button', { name: 'Deny' }).waitFor({ timeout: stepTimeout });
+      await until('the inline question to show the diff of summary.txt', async () => ((await inline.locator('[data-ask-diff]').textContent()) ?? '').includes('summary.txt'));
+      const okCount = (((await c.textContent()) ?? '').match(/Needs your OK/g) ?? []).length;
+      if (okCount !== 1) throw new Error(`"Needs your OK" shows ${okCount} times on the card`);
       await page.mouse.move(0, 0);
       await shoot(page, 'chat-task-asking');
-      await see.click();
+      await c.getByRole('link', { name: 'Open chat' }).click();
       await until("the task's chat to open", async () => (await page.evaluate(() => location.hash)) === `#chat/${encodeURIComponent(t.conversationId)}`);
-      const ask = page.locator('#chat .ask.pending');
+      const ask = page.locator('#chat [data-ask]');
       await until('the question to name the file', async () => ((await ask.textContent()) ?? '').includes('summary.txt'));
-      await ask.getByRole('button', { name: 'Allow' }).click();
-      await until('the file to be written', async () => existsSync(join(chatDir, 'summary.txt')));
       await page.locator('#chat [data-task-banner]').getByRole('link', { name: 'Notes check' }).click();
+      // Answered from the card in the chat it came from.
+      await taskCard(t.id).locator('[data-ask]').getByRole('button', { name: 'Allow' }).click();
+      await until('the file to be written', async () => existsSync(join(chatDir, 'summary.txt')));
       await until('the card to be done', async () => (await taskCard(t.id).getAttribute('data-status', { timeout: 1000 })) === 'done', 30_000);
       await page.locator(`#chat [data-task-result][data-task-id="${t.id}"]`).waitFor({ timeout: stepTimeout });
     });
@@ -1343,8 +1607,10 @@ async function main() {
       const line = c.locator('[data-worktree="kept"]');
       await until('the branch and its work on the card', async () => {
         const text = ((await line.textContent({ timeout: 1000 })) ?? '').replace(/\s+/g, ' ');
-        return text.includes(branch) && text.includes('1 commit ahead') && text.includes('Remove worktree');
+        return text.includes(`conch/${helper.id.slice(0, 8)}`) && !text.includes(branch) && text.includes('1 commit ahead') && text.includes('Remove worktree');
       });
+      // The branch shows short; its copy button copies it whole.
+      if ((await line.locator('[data-copy]').getAttribute('data-copy')) !== branch) throw new Error('the copy button does not copy the whole branch');
       keptCard = c;
       await c.scrollIntoViewIfNeeded();
       await page.mouse.move(0, 0);
@@ -1354,7 +1620,8 @@ async function main() {
       const tc = page.locator(`article[data-task-id="${helper.id}"]`);
       const tToggle = tc.getByRole('button', { name: 'Show details' });
       if (await tToggle.isVisible()) await tToggle.click();
-      await until('the tasks page card to show the branch', async () => ((await tc.locator('[data-worktree="kept"]').textContent({ timeout: 1000 })) ?? '').includes(branch));
+      await until('the tasks page card to show the branch', async () => ((await tc.locator('[data-worktree="kept"]').textContent({ timeout: 1000 })) ?? '').includes(`conch/${helper.id.slice(0, 8)}`));
+      await until('the helper card to say whose helper it is', async () => /^Helper (\d+ of \d+ )?for \S/.test(((await tc.locator('[data-whose]').textContent({ timeout: 1000 })) ?? '').trim()));
       await tc.scrollIntoViewIfNeeded();
       await page.mouse.move(0, 0);
       await shoot(page, 'tasks-worktree-kept');
@@ -1593,6 +1860,44 @@ async function main() {
       await page.mouse.move(0, 0);
       await shoot(page, 'settings-backup');
       await logs.click();
+    });
+
+    await check('every page at 1440×900 and 900×700, light and dark, with nothing wider than the window', async () => {
+      const chatId = parentChat || (await page.locator('nav a[data-chat-id]').first().getAttribute('data-chat-id')) || '';
+      /** @type {[string, string][]} */
+      const pages = [
+        ['welcome', '#welcome'],
+        ['tasks', '#tasks'],
+        ['chat', `#chat/${encodeURIComponent(chatId)}`],
+        ['approvals', '#approvals'],
+        ['providers', '#providers'],
+        ['doctor', '#doctor'],
+        ['settings', '#settings'],
+      ];
+      for (const size of [{ width: 1440, height: 900 }, { width: 900, height: 700 }]) {
+        await page.setViewportSize(size);
+        for (const [name, hash] of pages) {
+          await page.evaluate((h) => (location.hash = h), hash);
+          await page.locator(`#${name.split('-')[0]}`).waitFor({ timeout: stepTimeout });
+          await page.waitForTimeout(300);
+          const wide = await page.evaluate(() => {
+            const main = /** @type {HTMLElement} */ (document.querySelector('main'));
+            const view = /** @type {HTMLElement} */ (main.querySelector('.view:not([hidden]) > .page'));
+            return document.documentElement.scrollWidth > window.innerWidth + 1 || (view !== null && view.getBoundingClientRect().right > main.getBoundingClientRect().right + 1);
+          });
+          if (wide) throw new Error(`${name} at ${size.width} px scrolls sideways`);
+          await page.mouse.move(0, 0);
+          await shoot(page, `screen-${name}-${size.width}`);
+        }
+        await page.keyboard.press('Control+K');
+        await palette(page).waitFor({ timeout: stepTimeout });
+        await shoot(page, `screen-palette-${size.width}`);
+        await page.keyboard.type('echo');
+        await page.waitForTimeout(150);
+        await shoot(page, `screen-palette-actions-${size.width}`);
+        await page.keyboard.press('Escape');
+      }
+      await page.setViewportSize({ width: 1200, height: 820 });
     });
 
     await check('a delegate hands its parts to the real Claude Code, Codex and Gemini CLI; the three cards say by whom', async () => {

@@ -76,6 +76,7 @@ func (r *Registry) find(ctx context.Context) {
 		e := r.build(store.ProviderConfig{ID: c.id, Kind: c.id}, key{})
 		e.p = agentcli.New(c.bin, agentcli.Config{ID: c.id, Name: c.name, Binary: bin})
 		e.source = OnPath
+		e.path = bin
 		found[c.id] = e
 	}
 	r.mu.Lock()

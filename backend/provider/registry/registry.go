@@ -107,6 +107,7 @@ type entry struct {
 	preset     string
 	keySet     bool
 	keyStorage string
+	path       string // a CLI's binary
 }
 
 // Registry holds the connected providers. It implements provider.Registry and is

@@ -127,7 +127,7 @@ func Reply(output string, failed bool) string {
 	for strings.Contains(body, fence) {
 		fence += "`"
 	}
-	reply := fence + "\n" + body + "\n" + fence
+	reply := fence + "text\n" + body + "\n" + fence
 	if how != "" {
 		reply += "\n\n" + how
 	}

@@ -41,14 +41,14 @@ func TestReplySaysHowTheCommandEnded(t *testing.T) {
 		failed bool
 		want   string
 	}{
-		{"hello\n[exit code 0]", false, "```\nhello\n```"},
+		{"hello\n[exit code 0]", false, "```text\nhello\n```"},
 		{"[exit code 0, no output]", false, "Done, with no output."},
-		{"oops\n\n[exit code 3]", true, "```\noops\n```\n\nExited with code 3."},
+		{"oops\n\n[exit code 3]", true, "```text\noops\n```\n\nExited with code 3."},
 		{"\n[killed by signal 9]", true, "Killed by signal 9."},
-		{"half\n[stopped]: context canceled", true, "```\nhalf\n```\n\nStopped."},
-		{"x\n[timed out after 1s]", true, "```\nx\n```\n\nTimed out after 1s."},
+		{"half\n[stopped]: context canceled", true, "```text\nhalf\n```\n\nStopped."},
+		{"x\n[timed out after 1s]", true, "```text\nx\n```\n\nTimed out after 1s."},
 		{"The person declined, so it did not run.", true, "The person declined, so it did not run."},
-		{"a ``` fence\n[exit code 0]", false, "````\na ``` fence\n````"},
+		{"a ``` fence\n[exit code 0]", false, "````text\na ``` fence\n````"},
 	} {
 		if got := Reply(tc.out, tc.failed); got != tc.want {
 			t.Errorf("Reply(%q) = %q, want %q", tc.out, got, tc.want)

@@ -1,9 +1,9 @@
 // Which page the main area shows. The page lives in the URL's hash (#tasks,
-// #approvals, #doctor, #settings) so a reload keeps it and the back button
-// works; anything unknown means the tasks page.
+// #approvals, #doctor, #settings, #welcome) so a reload keeps it and the
+// back button works; anything unknown means the tasks page.
 
 /** The app's pages. */
-export const Page = { Tasks: 'tasks', Approvals: 'approvals', Doctor: 'doctor', Settings: 'settings', Chat: 'chat', Providers: 'providers' } as const;
+export const Page = { Tasks: 'tasks', Approvals: 'approvals', Doctor: 'doctor', Settings: 'settings', Chat: 'chat', Providers: 'providers', Welcome: 'welcome' } as const;
 export type Page = (typeof Page)[keyof typeof Page];
 
 const pages: readonly string[] = Object.values(Page);

@@ -19,6 +19,7 @@ describe('chatOf', () => {
   it('reads the chat of #chat/ID, and none for a new chat', () => {
     expect(pageOf('#chat/abc')).toBe(Page.Chat);
     expect(pageOf('#providers')).toBe(Page.Providers);
+    expect(pageOf('#welcome')).toBe(Page.Welcome);
     expect(chatOf('#chat/a%20b')).toBe('a b');
     expect(chatOf('#chat')).toBe('');
     expect(chatOf('#tasks')).toBe('');

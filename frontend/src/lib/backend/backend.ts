@@ -7,6 +7,7 @@ import type {
   CreateConversationRequest,
   CreateTaskRequest,
   DoctorReport,
+  Found,
   Message,
   OutputChunk,
   PatchConversationRequest,
@@ -81,6 +82,8 @@ export interface Backend {
   answerAsk(id: string, askId: string, allow: boolean): Promise<Conversation>;
   /** Every provider Conch knows, connected or found. */
   listProviders(): Promise<Provider[]>;
+  /** Looks again for what Conch finds on its own (Ollama, CLIs on PATH, keys in the environment) and says what it found. */
+  findProviders(): Promise<Found>;
   putProvider(id: string, cfg: ProviderConfig): Promise<Provider | null>;
   deleteProvider(id: string): Promise<void>;
   /**

@@ -865,6 +865,53 @@ export interface ProviderConfig {
   preset?: string;
 }
 
+/**
+ * Found is what Conch finds on this computer without being told, as the
+ * first run's welcome says it (GET /api/found): Ollama answering, the
+ * coding-agent CLIs on PATH and the API keys in its environment.
+ */
+export interface Found {
+  ollama: FoundServer;
+  /** CLIs are the coding-agent CLIs on PATH, signed in or not. */
+  clis: FoundCLI[];
+  /** Keys are the API key variables set in Conch's environment. */
+  keys: FoundKey[];
+}
+
+/** FoundServer is a model server looked for on this computer. */
+export interface FoundServer {
+  /** Running is true when it answered just now. */
+  running: boolean;
+  /** Address is where it was looked for ("127.0.0.1:11434"). */
+  address: string;
+  /** Models are the models it offers, when it answered. */
+  models: string[];
+}
+
+/** FoundCLI is a coding-agent CLI found on PATH. */
+export interface FoundCLI {
+  /** ID is its provider id ("claude-code"); Name what people call it. */
+  id: string;
+  name: string;
+  /** Path is the binary found. */
+  path: string;
+  /**
+   * Ready is false when it cannot work yet; Reason says why, in the
+   * CLI's words when it gave any ("Not logged in · Please run /login").
+   */
+  ready: boolean;
+  reason?: string;
+}
+
+/** FoundKey is an API key variable set in the environment (never its value). */
+export interface FoundKey {
+  /** Variable is its name ("OPENAI_API_KEY"). */
+  variable: string;
+  /** Provider is the provider it makes; Name what people call it. */
+  provider: string;
+  name: string;
+}
+
 /** Models are a provider's models. */
 export interface Models {
   /** Default is used when a chat names none. */
@@ -909,6 +956,7 @@ export interface Bindings {
   DeleteProvider(id: string): Promise<void>;
   DeleteTask(id: string): Promise<void>;
   Doctor(): Promise<DoctorReport>;
+  FindProviders(): Promise<Found>;
   GetConversation(id: string, before: number, limit: number): Promise<ConversationPage>;
   GetProvider(id: string): Promise<Provider>;
   GetTask(id: string): Promise<Task>;

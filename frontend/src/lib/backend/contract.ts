@@ -4,7 +4,7 @@
 // fails when it is stale). This file adds what only the client has: helpers
 // over statuses, its own error codes, and the event union.
 
-import { EventType, ServerErrorCode, Status, type Conversation, type Message, type MessageDelta, type Question, type Task } from './contract.gen';
+import { EventType, ServerErrorCode, Status, type Conversation, type Found, type Message, type MessageDelta, type Question, type Task } from './contract.gen';
 
 export * from './contract.gen';
 
@@ -88,3 +88,12 @@ export type AppEvent =
   | { type: typeof EventType.ConversationChanged; conversation: Conversation }
   | { type: typeof EventType.MessageAdded; message: Message }
   | { type: typeof EventType.MessageDelta; delta: MessageDelta };
+
+/** A Found with its lists never null, whatever an older Conch sent. */
+export function foundOf(f: Partial<Found> | null | undefined): Found {
+  return {
+    ollama: { running: f?.ollama?.running ?? false, address: f?.ollama?.address ?? '', models: f?.ollama?.models ?? [] },
+    clis: f?.clis ?? [],
+    keys: f?.keys ?? [],
+  };
+}

@@ -232,6 +232,7 @@ describe('HttpBackend conversations and providers', () => {
       calls.push([init?.method ?? 'GET', path, init?.body as string | undefined]);
       if (path === '/api/conversations' && init?.method === 'GET') return new Response('{"conversations":null}', { status: 200 });
       if (path === '/api/providers') return new Response('{"providers":[{"id":"ollama","ready":true}]}', { status: 200 });
+      if (path === '/api/found') return new Response('{"ollama":{"running":true,"address":"127.0.0.1:11434","models":null},"clis":null,"keys":[{"variable":"OPENAI_API_KEY","provider":"openai","name":"OpenAI"}]}', { status: 200 });
       if (init?.method === 'DELETE') return new Response(null, { status: 204 });
       if (path.startsWith('/api/conversations/c%201?') || path === '/api/conversations/c%201') return new Response('{"conversation":{"id":"c 1"},"messages":null,"more":false}', { status: 200 });
       return new Response('{"id":"x"}', { status: 200 });
@@ -248,6 +249,7 @@ describe('HttpBackend conversations and providers', () => {
       await b.stopConversation('c 1');
       await b.answerAsk('c 1', 'a/1', true);
       expect(await b.listProviders()).toEqual([{ id: 'ollama', ready: true }]);
+      expect(await b.findProviders()).toEqual({ ollama: { running: true, address: '127.0.0.1:11434', models: [] }, clis: [], keys: [{ variable: 'OPENAI_API_KEY', provider: 'openai', name: 'OpenAI' }] });
       await b.putProvider('mine', { kind: 'openai', baseUrl: 'http://x/v1', apiKey: 'k' });
       await b.deleteProvider('mine');
       expect(calls).toEqual([
@@ -260,6 +262,7 @@ describe('HttpBackend conversations and providers', () => {
         ['POST', '/api/conversations/c%201/stop', undefined],
         ['POST', '/api/conversations/c%201/asks/a%2F1', '{"allow":true}'],
         ['GET', '/api/providers', undefined],
+        ['GET', '/api/found', undefined],
         ['PUT', '/api/providers/mine', '{"kind":"openai","baseUrl":"http://x/v1","apiKey":"k"}'],
         ['DELETE', '/api/providers/mine', undefined],
       ]);

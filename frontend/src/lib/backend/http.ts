@@ -1,6 +1,7 @@
 import type { Backend } from './backend';
 import {
   ErrorCode,
+  foundOf,
   type AppEvent,
   type Approval,
   type BackupSaved,
@@ -9,6 +10,7 @@ import {
   type CreateConversationRequest,
   type CreateTaskRequest,
   type DoctorReport,
+  type Found,
   type Message,
   type OutputChunk,
   type PatchConversationRequest,
@@ -209,6 +211,10 @@ export class HttpBackend implements Backend {
   async listProviders(): Promise<Provider[]> {
     const body = await this.json<{ providers: Provider[] | null }>('GET', '/api/providers');
     return body.providers ?? [];
+  }
+
+  async findProviders(): Promise<Found> {
+    return foundOf(await this.json<Found>('GET', '/api/found'));
   }
 
   async putProvider(id: string, cfg: ProviderConfig): Promise<Provider | null> {

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { pickBackend } from './index';
 import { HttpBackend } from './http';
 import { WailsBackend, wailsEventName, type AppBindings, type WailsRuntime } from './wails';
-import type { Approval, ConversationList, ProviderList } from './contract';
+import type { Approval, ConversationList, Found, ProviderList } from './contract';
 
 function bindings(over: Partial<AppBindings> = {}): AppBindings {
   const no = () => Promise.reject(new Error('not in this test'));
@@ -31,6 +31,7 @@ function bindings(over: Partial<AppBindings> = {}): AppBindings {
     StopConversation: no,
     AnswerAsk: no,
     ListProviders: no,
+    FindProviders: no,
     GetProvider: no,
     PutProvider: no,
     DeleteProvider: no,
@@ -134,6 +135,8 @@ describe('WailsBackend', () => {
     await withProviders.deleteProvider('x');
     expect(del).toHaveBeenCalledWith('x');
     await expect(withProviders.putProvider('x', { kind: 'openai' })).rejects.toMatchObject({ code: 'invalid' });
+    const finding = new WailsBackend(bindings({ FindProviders: async () => ({ ollama: { running: true, address: '127.0.0.1:11434', models: null }, clis: null, keys: null }) as unknown as Found }), undefined);
+    expect(await finding.findProviders()).toEqual({ ollama: { running: true, address: '127.0.0.1:11434', models: [] }, clis: [], keys: [] });
   });
 
   it('passes chat events on', async () => {

@@ -1,6 +1,7 @@
 import type { Backend } from './backend';
 import {
   EventType,
+  foundOf,
   type AppEvent,
   type Bindings,
   type Approval,
@@ -10,6 +11,7 @@ import {
   type CreateConversationRequest,
   type CreateTaskRequest,
   type DoctorReport,
+  type Found,
   type Message,
   type OutputChunk,
   type PatchConversationRequest,
@@ -137,6 +139,9 @@ export class WailsBackend implements Backend {
   }
   async listProviders(): Promise<Provider[]> {
     return (await call(() => this.app.ListProviders())).providers ?? [];
+  }
+  async findProviders(): Promise<Found> {
+    return foundOf(await call(() => this.app.FindProviders()));
   }
   putProvider(id: string, cfg: ProviderConfig): Promise<Provider | null> {
     return call(() => this.app.PutProvider(id, cfg));

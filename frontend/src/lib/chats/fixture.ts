@@ -48,6 +48,7 @@ export function chatMethods() {
     stopConversation: vi.fn(async (): Promise<Conversation> => makeConversation()),
     answerAsk: vi.fn(async (): Promise<Conversation> => makeConversation()),
     listProviders: vi.fn(async () => []),
+    findProviders: vi.fn(async () => ({ ollama: { running: false, address: '127.0.0.1:11434', models: [] }, clis: [], keys: [] })),
     putProvider: vi.fn(async () => null),
     deleteProvider: vi.fn(async (): Promise<void> => {}),
   };

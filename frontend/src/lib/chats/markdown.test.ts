@@ -57,3 +57,10 @@ describe('tables', () => {
     expect(renderMarkdown('| a | b |\n|---|')).not.toContain('<table>');
   });
 });
+
+describe('plain output', () => {
+  it('shows a text fence as it is, uncoloured but escaped', () => {
+    const html = renderMarkdown('```text\nhello from <e2e> if\n```');
+    expect(html).toBe('<pre class="code" data-lang="text"><code>hello from &lt;e2e&gt; if</code></pre>');
+  });
+});

@@ -92,6 +92,9 @@ export function tableCells(line: string): string[] {
   return cells;
 }
 
+/** Fence languages that are output, not code: shown without highlighting. */
+const plainLangs = new Set(['text', 'txt', 'plain', 'output', 'console']);
+
 const delimiterRow = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
 
 /** Renders markdown (a whole reply, or the part streamed so far) to safe HTML. */
@@ -116,7 +119,9 @@ export function renderMarkdown(src: string): string {
       while (i < lines.length && !(lines[i] ?? '').trim().startsWith(mark)) body.push(lines[i++] ?? '');
       i++; // the closing fence (or the end, while it streams)
       const cls = lang ? ` data-lang="${escapeHTML(lang)}"` : '';
-      out.push(`<pre class="code"${cls}><code>${highlight(body.join('\n'))}</code></pre>`);
+      // Plain output (a command's) is shown as it is, not coloured as code.
+      const code = plainLangs.has(lang.toLowerCase()) ? escapeHTML(body.join('\n')) : highlight(body.join('\n'));
+      out.push(`<pre class="code"${cls}><code>${code}</code></pre>`);
       continue;
     }
     if (line.trim() === '') {

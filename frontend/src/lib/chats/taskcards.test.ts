@@ -172,6 +172,7 @@ describe('group words', () => {
   it('counts helpers by status', () => {
     expect(groupTally([{ status: Status.Running }, { status: Status.Done }, { status: Status.Running }])).toBe('2 working · 1 done');
     expect(groupTally([{ status: Status.NeedsYou }, { status: Status.Failed }])).toBe("1 needs your OK · 1 didn't finish");
+    expect(groupTally([{ status: Status.Failed, error: 'You declined' }, { status: Status.Failed, error: 'exited with code 1' }])).toBe("1 didn't finish · 1 declined");
     expect(helpersLabel(3)).toBe('3 helpers');
     expect(helpersLabel(1)).toBe('1 helper');
   });

@@ -6,6 +6,7 @@
 import { Kind, Status, isFinished, type Result, type Task, type TaskSnapshot } from '../backend/contract';
 import { formatUSD } from '../money';
 import { worktreeLine } from '../tasks/language';
+import { isDeclined } from '../tasks/outcome';
 
 /** One task's card: the task's events folded together. */
 export interface TaskCardItem {
@@ -169,7 +170,7 @@ export function taskView(t: Task): CardView {
 }
 
 /** How many of each status, as a group's header says it: "2 working · 1 done". */
-export function groupTally(views: readonly Pick<CardView, 'status'>[]): string {
+export function groupTally(views: readonly (Pick<CardView, 'status'> & { error?: string })[]): string {
   const words: [Status, (n: number) => string][] = [
     [Status.NeedsYou, (n) => (n === 1 ? '1 needs your OK' : `${n} need your OK`)],
     [Status.Running, (n) => `${n} working`],
@@ -179,10 +180,16 @@ export function groupTally(views: readonly Pick<CardView, 'status'>[]): string {
     [Status.Stopped, (n) => `${n} stopped`],
     [Status.Interrupted, (n) => `${n} interrupted`],
   ];
+  // A helper the person said no to was declined, not a failure.
+  const declined = (v: (typeof views)[number]): boolean => isDeclined({ status: v.status, error: v.error ?? '' });
   const parts: string[] = [];
   for (const [s, say] of words) {
-    const n = views.filter((v) => v.status === s).length;
+    const n = views.filter((v) => v.status === s && !declined(v)).length;
     if (n > 0) parts.push(say(n));
+    if (s === Status.Failed) {
+      const d = views.filter(declined).length;
+      if (d > 0) parts.push(`${d} declined`);
+    }
   }
   return parts.join(' · ');
 }

@@ -58,6 +58,7 @@ describe('monthly budget', () => {
       { id: 'codex', name: 'Codex CLI', ready: false, canAsk: true },
       { id: 'plain', name: '', ready: true, canAsk: true },
       { id: 'mute', name: 'Mute', ready: true, canAsk: false },
+      { id: 'shell', name: 'Shell', ready: true, canAsk: true },
     ];
     expect(fallbackChoices(providers, '')).toEqual([
       { id: '', label: 'Fail the task (no fallback)' },

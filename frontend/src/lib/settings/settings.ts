@@ -1,7 +1,7 @@
 // The settings page's rules: what a limit may be and how a change becomes
 // the whole preferences object that SetPreferences (and PATCH) take.
 
-import { budgetRange, limitRange, retentionRange, type Preferences, type Provider } from '../backend/contract';
+import { ShellProvider, budgetRange, limitRange, retentionRange, type Preferences, type Provider } from '../backend/contract';
 
 /** A limit preferences hold. */
 export type LimitKey = keyof Preferences['limits'];
@@ -80,7 +80,8 @@ export interface FallbackChoice {
  */
 export function fallbackChoices(providers: readonly Pick<Provider, 'id' | 'name' | 'ready' | 'canAsk'>[], current: string): FallbackChoice[] {
   const choices: FallbackChoice[] = [{ id: '', label: fallbackText.none }];
-  const usable = providers.filter((p) => p.ready && p.canAsk);
+  // The shell would run a task's words as a command: it never carries one on.
+  const usable = providers.filter((p) => p.ready && p.canAsk && p.id !== ShellProvider);
   for (const p of usable) choices.push({ id: p.id, label: p.name.trim() !== '' ? p.name : p.id });
   if (current !== '' && !usable.some((p) => p.id === current)) {
     const known = providers.find((p) => p.id === current);
