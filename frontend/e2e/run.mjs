@@ -1179,10 +1179,21 @@ async function main() {
       await page.keyboard.type('Approvals');
       await until('the palette to say how many wait', async () => ((await palette(page).getByRole('option').first().textContent()) ?? '').includes(`${n} waiting`));
       await page.keyboard.press('Escape');
+      /** Screenshots at the two window sizes people use. */
+      const sizes = async (/** @type {string} */ name) => {
+        for (const size of [{ width: 1440, height: 900 }, { width: 900, height: 700 }]) {
+          await page.setViewportSize(size);
+          await page.mouse.move(0, 0);
+          await shoot(page, `${name}-${size.width}`);
+        }
+        await page.setViewportSize({ width: 1200, height: 820 });
+      };
       await visit(page, 'approvals');
       await until('the Approvals page to count the same', async () => ((await page.locator('#approvals').textContent()) ?? '').includes(`${n} waiting`) && (await page.locator('[data-approval]').count()) === Number(n));
+      await sizes('approvals-chat-question');
       await visit(page, 'tasks');
       await until('the tasks page to count the same', async () => ((await page.locator('[data-task-counts]').textContent()) ?? '').includes(`${n} need`) && ((await page.locator('[data-group="needs-you"] h2').textContent()) ?? '').includes(n));
+      await sizes('tasks-chat-question');
       await page.locator(`nav a[href="${chatHash}"]`).click();
       await ask.getByRole('button', { name: 'Allow' }).waitFor({ timeout: stepTimeout });
       await page.mouse.move(0, 0);
