@@ -228,12 +228,20 @@ func (r Resume) Notice() string {
 	return "[" + what + ". Carry on from where it stopped; do not start over.]"
 }
 
+// ShellProvider is the built-in shell's provider id: a command's, and a
+// chat's that runs each message as a command.
+const ShellProvider = "shell"
+
 // Resumable reports why t cannot resume, or "" when it can: a chat task
 // that was interrupted, failed or stopped.
 func (t Task) Resumable() string {
 	switch {
 	case t.ConversationID == "":
 		return "a command cannot carry on from where it stopped; Try again runs it again from the start"
+	case t.Provider == ShellProvider:
+		// A chat on the shell runs each message as a command: it would run
+		// the notice that tells it to carry on.
+		return "the shell cannot carry on from where it stopped; Try again runs the command again from the start"
 	case t.Status == Done:
 		return "it is done; Try again runs it again from the start"
 	case t.Status != Interrupted && t.Status != Failed && t.Status != Stopped:

@@ -182,3 +182,14 @@ func TestTheStateMachineDocMatchesTheTable(t *testing.T) {
 		}
 	}
 }
+
+func TestAChatTaskOnTheShellDoesNotResume(t *testing.T) {
+	chatTask := Task{ConversationID: "c1", Status: Interrupted, Provider: "claude-code"}
+	if why := chatTask.Resumable(); why != "" {
+		t.Fatalf("a chat task on a model: %q", why)
+	}
+	chatTask.Provider = ShellProvider
+	if why := chatTask.Resumable(); !strings.Contains(why, "Try again") {
+		t.Fatalf("a chat task on the shell: %q, want it refused with what to do", why)
+	}
+}

@@ -36,10 +36,11 @@ export function isStoppable(s: Status): boolean {
 
 /**
  * Reports whether t can carry on from where it stopped (Resume): a chat task
- * that was interrupted, failed or stopped. A command can only start again.
+ * that was interrupted, failed or stopped, on a provider that can carry on.
+ * A command, and a chat task on the shell, can only start again.
  */
-export function isResumable(t: Pick<Task, 'status' | 'conversationId'>): boolean {
-  return t.conversationId !== '' && (t.status === Status.Interrupted || t.status === Status.Failed || t.status === Status.Stopped);
+export function isResumable(t: Pick<Task, 'status' | 'conversationId'> & { provider?: string }): boolean {
+  return t.conversationId !== '' && t.provider !== ShellProvider && (t.status === Status.Interrupted || t.status === Status.Failed || t.status === Status.Stopped);
 }
 
 /** Reports whether a task in status s may be deleted (not while it holds a process). */

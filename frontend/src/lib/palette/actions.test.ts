@@ -15,6 +15,8 @@ describe('taskActions', () => {
   it('offers Resume for a chat task that did not finish, Try again for any that ended', () => {
     expect(taskActions(makeTask({ id: 't1', status: Status.Interrupted, conversationId: 'c1' }))).toEqual([TaskAction.Resume, TaskAction.Retry]);
     expect(taskActions(makeTask({ id: 't1', status: Status.Failed, conversationId: '' }))).toEqual([TaskAction.Retry]);
+    // A chat task on the shell would run the resume notice as a command.
+    expect(taskActions(makeTask({ id: 't1', status: Status.Interrupted, conversationId: 'c1', provider: 'shell' }))).toEqual([TaskAction.Retry]);
     expect(taskActions(makeTask({ id: 't1', status: Status.Done, conversationId: 'c1' }))).toEqual([TaskAction.Retry]);
   });
 });

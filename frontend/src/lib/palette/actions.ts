@@ -1,7 +1,7 @@
 // What the palette offers to do to a task from its row, without opening it:
 // the same actions as its card, the one that helps most first.
 
-import { Status, type Task } from '../backend/contract';
+import { Status, isResumable, type Task } from '../backend/contract';
 
 /** An action on a task's palette row. */
 export const TaskAction = { Allow: 'allow', Deny: 'deny', Stop: 'stop', Resume: 'resume', Retry: 'retry' } as const;
@@ -21,7 +21,7 @@ export const actionLabel: Record<TaskAction, string> = {
  * Allow and Deny while it asks, Stop while it works or waits, Resume (a
  * chat task that did not finish) and Try again once it ended.
  */
-export function taskActions(t: Pick<Task, 'status' | 'ask' | 'conversationId'>): TaskAction[] {
+export function taskActions(t: Pick<Task, 'status' | 'ask' | 'conversationId' | 'provider'>): TaskAction[] {
   switch (t.status) {
     case Status.NeedsYou:
       return t.ask ? [TaskAction.Allow, TaskAction.Deny, TaskAction.Stop] : [TaskAction.Stop];
@@ -31,7 +31,7 @@ export function taskActions(t: Pick<Task, 'status' | 'ask' | 'conversationId'>):
     case Status.Failed:
     case Status.Stopped:
     case Status.Interrupted:
-      return t.conversationId !== '' ? [TaskAction.Resume, TaskAction.Retry] : [TaskAction.Retry];
+      return isResumable(t) ? [TaskAction.Resume, TaskAction.Retry] : [TaskAction.Retry];
     case Status.Done:
       return [TaskAction.Retry];
   }

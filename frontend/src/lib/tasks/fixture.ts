@@ -10,7 +10,8 @@ export function makeTask(over: Partial<Task> & Pick<Task, 'id'>): Task {
     conversationId: '',
     parentConversationId: '',
     groupId: '',
-    provider: 'shell',
+    // A command runs on the shell; a chat task on its chat's provider.
+    provider: over.conversationId ? 'claude-code' : 'shell',
     model: '',
     by: '',
     mode: Mode.Ask,
