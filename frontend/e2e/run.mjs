@@ -1324,6 +1324,8 @@ async function main() {
     });
 
     await check('the sidebar keeps a long chat title, its highlight and its dot inside it, at 1200 and 900 px', async () => {
+      // The chat the checks after this one go on in.
+      const back = decodeURIComponent((await page.evaluate(() => location.hash)).replace(/^#chat\//, ''));
       const made = await api(origin, token, 'POST', '/api/conversations', {
         title: 'A very long chat title that runs on well past the width of the sidebar and then some more',
         provider: 'shell',
@@ -1368,6 +1370,8 @@ async function main() {
         if (c.ask) await api(origin, token, 'POST', `/api/conversations/${long}/asks/${c.ask.id}`, { allow: false });
         return !c.running;
       });
+      await page.locator(`nav a[data-chat-id="${back}"]`).click();
+      await until('the chat before to be back', async () => (await page.evaluate(() => location.hash)) === `#chat/${encodeURIComponent(back)}`);
     });
 
     // Hand it off: the chat sends work to the background and splits it into helpers.
