@@ -329,6 +329,12 @@ function startModelServer() {
       res.end('{"error":{"message":"the model fell over","type":"server_error"}}');
       return;
     }
+    // "over the limit": the account's quota is spent, for two hours.
+    if (!isTask && /over the limit/i.test(userText)) {
+      res.writeHead(402, { 'Content-Type': 'application/json', 'Retry-After': '7200' });
+      res.end(JSON.stringify({ error: { message: 'You exceeded your current quota.', type: 'insufficient_quota' } }));
+      return;
+    }
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
     const id = `chatcmpl-${requests.length}`;
     const chunk = (/** @type {any} */ delta, /** @type {string | null} */ finish = null) =>
@@ -665,7 +671,7 @@ async function main() {
       const fold = c.getByRole('button', { name: 'Fold into one line' });
       if (await fold.count()) await fold.click();
       await c.locator('.oneline').waitFor({ timeout: stepTimeout });
-      for (const [width, height] of [[1440, 900], [900, 700]]) {
+      for (const [width, height] of /** @type {[number, number][]} */ ([[1440, 900], [900, 700]])) {
         await page.setViewportSize({ width, height });
         await page.mouse.move(0, 0);
         await page.waitForTimeout(200);
@@ -1157,6 +1163,9 @@ async function main() {
       if (!((await reply.textContent()) ?? '').includes('<script>')) throw new Error('the <script> in the reply is not shown as text');
       await view.locator('[data-step="read_file"] button').click();
       await view.locator('[data-step="read_file"] pre', { hasText: 'hello from e2e' }).waitFor({ timeout: stepTimeout });
+      // Its arguments read as labelled rows, not raw JSON above the output.
+      const args = ((await view.locator('[data-step="read_file"] .args').textContent()) ?? '').replace(/\s+/g, ' ').trim();
+      if (args !== 'Path notes.txt') throw new Error(`the step's arguments read "${args}"`);
       await until('the sidebar to list the chat', async () => (await page.locator('nav a[data-chat-id]').count()) > 0);
 
       await box.fill('Now write out.txt please');
@@ -1321,6 +1330,17 @@ async function main() {
       await until('the turn to end', async () => !(await api(origin, token, 'GET', `/api/conversations/${id}`)).json.conversation.running);
       await page.mouse.move(0, 0);
       await shoot(page, 'chat-table');
+
+      // A usage limit reads as one sentence: the provider named once, the reset in local time, what to do.
+      await box.fill('Go on, even though we are over the limit');
+      await box.press('Enter');
+      const limit = view.locator('[data-kind="limit"]');
+      await limit.waitFor({ timeout: stepTimeout });
+      const said = ((await limit.locator('p').textContent()) ?? '').trim();
+      if (!/^E2E Model reached its usage limit\. It resets at .+; switch to another provider, or send again then\.$/.test(said) || /\d{4}-\d\d-\d\dT/.test(said)) throw new Error(`the limit says "${said}"`);
+      await limit.getByRole('button', { name: 'Switch provider' }).click();
+      await until('the picker to have the focus', async () => view.getByLabel('Provider and model').evaluate((el) => el === document.activeElement));
+      await shoot(page, 'chat-limit');
     });
 
     await check('the sidebar keeps a long chat title, its highlight and its dot inside it, at 1200 and 900 px', async () => {
