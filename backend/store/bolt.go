@@ -98,8 +98,11 @@ type op struct {
 	// mustExist makes the request fail with ErrNotFound (and apply none of
 	// its ops) when key is absent, e.g. deleting an unknown task.
 	mustExist bool
-	// index keeps the task index in step with a task record.
-	index bool
+	// index keeps the task index in step with a task record; entries are
+	// the record's index entries (nil for a delete), made by the caller so
+	// the writer decodes nothing.
+	index   bool
+	entries indexed
 }
 
 // request is what a caller hands the writer: ops applied together, in order,
@@ -234,7 +237,7 @@ func (b *Bolt) PutTask(t task.Task) error {
 	if err != nil {
 		return fmt.Errorf("put task %s: encode: %w", t.ID, err)
 	}
-	if err := b.submit(op{bucket: bucketTasks, key: []byte(t.ID), value: v, index: true}); err != nil {
+	if err := b.submit(op{bucket: bucketTasks, key: []byte(t.ID), value: v, index: true, entries: indexOf(t)}); err != nil {
 		return fmt.Errorf("put task %s: %w", t.ID, err)
 	}
 	return nil
@@ -397,6 +400,8 @@ func (b *Bolt) commit(group []*request) {
 		bad := -1
 		var badErr error
 		err := b.db.Update(func(tx *bolt.Tx) error {
+			counts := &countsTx{}
+			defer func() { counts.tx = nil }()
 			for i, r := range group {
 				r.err = nil
 				if err := r.precheck(tx); err != nil {
@@ -404,13 +409,13 @@ func (b *Bolt) commit(group []*request) {
 					continue
 				}
 				for _, o := range r.ops {
-					if err := o.apply(tx); err != nil {
+					if err := o.apply(tx, counts); err != nil {
 						bad, badErr = i, err
 						return err
 					}
 				}
 			}
-			return nil
+			return counts.flush()
 		})
 		if bad >= 0 {
 			group[bad].done <- badErr
@@ -462,15 +467,10 @@ func (r *request) precheck(tx *bolt.Tx) error {
 	return nil
 }
 
-func (o op) apply(tx *bolt.Tx) error {
+func (o op) apply(tx *bolt.Tx, counts *countsTx) error {
 	bk := tx.Bucket(o.bucket)
 	if bk == nil {
 		return fmt.Errorf("bucket %s does not exist", o.bucket)
-	}
-	var old []byte
-	if o.index {
-		// bbolt's value is valid only until the next change: copy it.
-		old = bytes.Clone(bk.Get(o.key))
 	}
 	var err error
 	if o.del {
@@ -481,11 +481,11 @@ func (o op) apply(tx *bolt.Tx) error {
 	if err != nil || !o.index {
 		return err
 	}
-	var now []byte
+	var now *indexed
 	if !o.del {
-		now = o.value
+		now = &o.entries
 	}
-	return indexTask(tx, old, now)
+	return indexTask(tx, counts, o.key, now)
 }
 
 // decodeTask decodes a stored task value. A value that is not a task, or a

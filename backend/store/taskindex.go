@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,6 +27,9 @@ import (
 //	p <parent chat> 0 <created, inverted> <id>
 //	w 0 <id>   (a helper whose worktree is not settled yet)
 //	o 0 <id>   (a finished task that still owes its chat a wake)
+//	r 0 <id>   →  the task's status and its keys above (see indexed.encode),
+//	              so a change finds the entries to replace without decoding
+//	              the record it replaces
 //
 // and the number of tasks in each status is in meta (keyTaskCounts). A
 // group's tasks are in the order the tasks page shows them: finished ones
@@ -35,7 +40,7 @@ var (
 	keyTaskCounts   = []byte("task-counts")
 	// keyTaskIndexed records that the index was built, so a database from
 	// before it is indexed once, at Open.
-	keyTaskIndexed = []byte("task-index-built")
+	keyTaskIndexed = []byte("task-index-built-2")
 )
 
 // Group is a status group of the tasks page.
@@ -124,6 +129,81 @@ func indexEntries(t task.Task) map[string][]byte {
 	return out
 }
 
+// indexed is what a task record puts in the index: its status (for the
+// counts) and its entries.
+type indexed struct {
+	status  task.Status
+	entries map[string][]byte
+}
+
+func indexOf(t task.Task) indexed { return indexed{t.Status, indexEntries(t)} }
+
+// reverseKey is the key of id's reverse record.
+func reverseKey(id []byte) []byte { return append([]byte("r\x00"), id...) }
+
+// encode is the reverse record: the status, then each key in order, each
+// with its length before it.
+func (x indexed) encode() []byte {
+	b := binary.AppendUvarint(nil, uint64(len(x.status)))
+	b = append(b, x.status...)
+	for _, k := range slices.Sorted(maps.Keys(x.entries)) {
+		b = binary.AppendUvarint(b, uint64(len(k)))
+		b = append(b, k...)
+	}
+	return b
+}
+
+// decodeReverse reads what encode wrote; ok is false for anything else.
+func decodeReverse(b []byte) (status task.Status, keys [][]byte, ok bool) {
+	next := func() ([]byte, bool) {
+		n, w := binary.Uvarint(b)
+		if w <= 0 || n > uint64(len(b)-w) {
+			return nil, false
+		}
+		v := b[w : w+int(n)]
+		b = b[w+int(n):]
+		return v, true
+	}
+	s, ok := next()
+	if !ok {
+		return "", nil, false
+	}
+	for len(b) > 0 {
+		k, ok := next()
+		if !ok {
+			return "", nil, false
+		}
+		keys = append(keys, k)
+	}
+	return task.Status(s), keys, true
+}
+
+// countsTx gathers one transaction's changes to the counts, read at the
+// first and written once at its end.
+type countsTx struct {
+	tx     *bolt.Tx
+	counts map[task.Status]int
+}
+
+func (c *countsTx) add(tx *bolt.Tx, s task.Status, n int) error {
+	if c.counts == nil {
+		counts, err := taskCounts(tx)
+		if err != nil {
+			return err
+		}
+		c.tx, c.counts = tx, counts
+	}
+	c.counts[s] += n
+	return nil
+}
+
+func (c *countsTx) flush() error {
+	if c.counts == nil {
+		return nil
+	}
+	return putTaskCounts(c.tx, c.counts)
+}
+
 // taskCounts reads the counts in meta.
 func taskCounts(tx *bolt.Tx) (map[task.Status]int, error) {
 	counts := map[task.Status]int{}
@@ -148,46 +228,43 @@ func putTaskCounts(tx *bolt.Tx, counts map[task.Status]int) error {
 	return tx.Bucket(bucketMeta).Put(keyTaskCounts, raw)
 }
 
-// indexTask brings the index from the record old to the record now (either
-// may be nil: a new task, a deleted one). A record that cannot be decoded
-// has no entries: its stale ones, if any, are skipped by readers.
-func indexTask(tx *bolt.Tx, old, now []byte) error {
+// indexTask brings task id's index entries to now (nil: the task was
+// deleted), replacing those its reverse record names.
+func indexTask(tx *bolt.Tx, counts *countsTx, id []byte, now *indexed) error {
 	idx := tx.Bucket(bucketTaskIndex)
-	counts, err := taskCounts(tx)
-	if err != nil {
-		return err
-	}
-	was, is := map[string][]byte{}, map[string][]byte{}
-	if old != nil {
-		var t task.Task
-		if json.Unmarshal(old, &t) == nil && t.ID != "" {
-			was = indexEntries(t)
-			counts[t.Status]--
+	rk := reverseKey(id)
+	if old := idx.Get(rk); old != nil {
+		status, keys, ok := decodeReverse(old)
+		if ok {
+			if err := counts.add(tx, status, -1); err != nil {
+				return err
+			}
 		}
-	}
-	if now != nil {
-		var t task.Task
-		if json.Unmarshal(now, &t) == nil && t.ID != "" {
-			is = indexEntries(t)
-			counts[t.Status]++
-		}
-	}
-	for k := range was {
-		if _, keep := is[k]; !keep {
-			if err := idx.Delete([]byte(k)); err != nil {
+		// Copied first: bbolt's slices are valid only until the next change.
+		for _, k := range keys {
+			k = bytes.Clone(k)
+			if now != nil {
+				if _, keep := now.entries[string(k)]; keep {
+					continue
+				}
+			}
+			if err := idx.Delete(k); err != nil {
 				return err
 			}
 		}
 	}
-	for k, v := range is {
-		if ov, had := was[k]; had && bytes.Equal(ov, v) {
-			continue
-		}
+	if now == nil {
+		return idx.Delete(rk)
+	}
+	if err := counts.add(tx, now.status, 1); err != nil {
+		return err
+	}
+	for k, v := range now.entries {
 		if err := idx.Put([]byte(k), v); err != nil {
 			return err
 		}
 	}
-	return putTaskCounts(tx, counts)
+	return idx.Put(rk, now.encode())
 }
 
 // buildTaskIndex indexes every task from scratch (a database from before
@@ -209,12 +286,13 @@ func buildTaskIndex(tx *bolt.Tx) error {
 			return nil // reported by whoever reads it
 		}
 		counts[t.Status]++
-		for ik, iv := range indexEntries(t) {
+		x := indexOf(t)
+		for ik, iv := range x.entries {
 			if err := idx.Put([]byte(ik), iv); err != nil {
 				return err
 			}
 		}
-		return nil
+		return idx.Put(reverseKey(k), x.encode())
 	})
 	if err != nil {
 		return err

@@ -186,8 +186,8 @@ func TestUnsettledWorktrees(t *testing.T) {
 	}
 }
 
-// indexOf is the index bucket and the counts, as they stand.
-func indexOf(t *testing.T, s *Bolt) (map[string]string, map[task.Status]int) {
+// dumpIndex is the index bucket and the counts, as they stand.
+func dumpIndex(t *testing.T, s *Bolt) (map[string]string, map[task.Status]int) {
 	t.Helper()
 	idx := map[string]string{}
 	var counts map[task.Status]int
@@ -235,7 +235,7 @@ func TestTheIndexIsAlwaysWhatARebuildGives(t *testing.T) {
 		mustPut(t, s, tk)
 		live[id] = true
 	}
-	kept, keptCounts := indexOf(t, s)
+	kept, keptCounts := dumpIndex(t, s)
 	if n := len(live); total(keptCounts) != n {
 		t.Fatalf("counts add up to %d, %d tasks", total(keptCounts), n)
 	}
@@ -253,7 +253,7 @@ func TestTheIndexIsAlwaysWhatARebuildGives(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	rebuilt, rebuiltCounts := indexOf(t, s2)
+	rebuilt, rebuiltCounts := dumpIndex(t, s2)
 	if !mapsEqual(keptCounts, rebuiltCounts) {
 		t.Errorf("counts kept %v, rebuilt %v", keptCounts, rebuiltCounts)
 	}
