@@ -75,19 +75,22 @@ func (l *Logs) Open(id string) (*Writer, error) {
 		return nil, fmt.Errorf("open output: %w", err)
 	}
 	path := l.Path(id)
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	w := &Writer{logs: l, id: id, path: path}
+	switch fi, err := os.Stat(path); {
+	case err == nil:
+		// Tried again or resumed: append to what the earlier runs printed.
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("open output of task %s: %w", id, err)
+		}
+		w.f, w.size = f, fi.Size()
+	case !errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("open output of task %s: %w", id, err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open output of task %s: %w", id, err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("open output of task %s: %w", id, err)
-	}
-	return &Writer{logs: l, id: id, sig: l.acquire(id), f: f, size: fi.Size()}, nil
+	// Else the file is made at the first byte: a command that prints
+	// nothing costs no folder and no file.
+	w.sig = l.acquire(id)
+	return w, nil
 }
 
 // ReadAt returns up to maxBytes bytes of id's log from offset, and the offset to
@@ -292,8 +295,10 @@ type Writer struct {
 	id   string
 	sig  *signal
 
+	path string
+
 	mu     sync.Mutex
-	f      *os.File // nil once closed
+	f      *os.File // nil until the first byte, and once closed
 	size   int64
 	tail   ring
 	closed bool
@@ -306,6 +311,16 @@ func (w *Writer) Write(p []byte) (int, error) {
 		w.mu.Unlock()
 		return 0, fmt.Errorf("write output of task %s: %w", w.id, os.ErrClosed)
 	}
+	if w.f == nil && len(p) > 0 {
+		if err := w.create(); err != nil {
+			w.mu.Unlock()
+			return 0, err
+		}
+	}
+	if w.f == nil {
+		w.mu.Unlock()
+		return 0, nil
+	}
 	n, err := w.f.Write(p)
 	w.size += int64(n)
 	w.tail.write(p[:n])
@@ -317,6 +332,19 @@ func (w *Writer) Write(p []byte) (int, error) {
 		return n, fmt.Errorf("write output of task %s: %w", w.id, err)
 	}
 	return n, nil
+}
+
+// create makes the log's folder and file, for its first byte.
+func (w *Writer) create() error {
+	if err := os.MkdirAll(filepath.Dir(w.path), 0o700); err != nil {
+		return fmt.Errorf("open output of task %s: %w", w.id, err)
+	}
+	f, err := os.OpenFile(w.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("open output of task %s: %w", w.id, err)
+	}
+	w.f = f
+	return nil
 }
 
 // Size returns the log's size: what was in the file when it was opened plus
@@ -346,7 +374,10 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	w.closed = true
-	err := w.f.Close()
+	var err error
+	if w.f != nil {
+		err = w.f.Close()
+	}
 	w.logs.release(w.id)
 	if err != nil {
 		return fmt.Errorf("close output of task %s: %w", w.id, err)

@@ -49,6 +49,9 @@ func BenchmarkWriterWrite(b *testing.B) {
 	}
 	defer w.Close()
 	p := bytes.Repeat([]byte("x"), benchChunk)
+	if _, err := w.Write(p); err != nil { // makes the file
+		b.Fatal(err)
+	}
 	b.SetBytes(benchChunk)
 	for i := 0; b.Loop(); i++ {
 		if i%truncateEvery == truncateEvery-1 {

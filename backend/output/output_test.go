@@ -343,11 +343,14 @@ func TestFollowOtherProcess(t *testing.T) {
 // TestFollowDefaultPollSeesOtherProcess uses the real interval.
 func TestFollowDefaultPollSeesOtherProcess(t *testing.T) {
 	l := newTest(t)
-	openW(t, l, "t1") // creates the file
+	openW(t, l, "t1") // makes nothing until it writes
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	ch, err := l.Follow(ctx, "t1", 0)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(l.Path("t1")), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(l.Path("t1"), []byte("outside"), 0o600); err != nil {
@@ -562,5 +565,36 @@ func TestWholeRunesKeepsCharactersWhole(t *testing.T) {
 		if got := len(WholeRunes(c.in)); got != c.want {
 			t.Errorf("WholeRunes(%q) kept %d bytes, want %d", c.in, got, c.want)
 		}
+	}
+}
+
+// A command that prints nothing leaves no folder and no file; the first
+// byte makes them, and a writer opened again appends to what is there.
+func TestALogIsMadeAtItsFirstByte(t *testing.T) {
+	l := newTest(t)
+	w := openW(t, l, "quiet")
+	if _, err := w.Write(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Dir(l.Path("quiet"))); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a writer that wrote nothing left %v", err)
+	}
+	if b, _, err := l.ReadAt("quiet", 0, 10); !errors.Is(err, os.ErrNotExist) || len(b) != 0 {
+		t.Fatalf("reading the quiet log: %q %v", b, err)
+	}
+	w = openW(t, l, "quiet")
+	write(t, w, "first\n")
+	w.Close()
+	w = openW(t, l, "quiet")
+	if w.Size() != 6 {
+		t.Fatalf("opened again, size %d", w.Size())
+	}
+	write(t, w, "again\n")
+	w.Close()
+	if b, _, err := l.ReadAt("quiet", 0, 100); err != nil || string(b) != "first\nagain\n" {
+		t.Fatalf("log %q %v", b, err)
 	}
 }
