@@ -148,6 +148,18 @@ func (r *Runner) run(ctx context.Context, e *entry, h *activeRun) {
 		Started: func(pid int) {
 			_, _ = r.updateEntry(e, func(t *task.Task) error { t.Pid = pid; return nil })
 		},
+		Launched: func(pid int, current, step string) {
+			_, _ = r.updateEntry(e, func(t *task.Task) error {
+				t.Pid = pid
+				if current != "" {
+					t.Current = current
+				}
+				if step != "" {
+					t.AddStep(step)
+				}
+				return nil
+			})
+		},
 		Pause: func(p task.Paused, current string) {
 			_, _ = r.updateEntry(e, func(t *task.Task) error {
 				t.Paused, t.Current = &p, current
@@ -170,6 +182,9 @@ func (r *Runner) run(ctx context.Context, e *entry, h *activeRun) {
 	if err := w.Close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("close output: %w", err)
 	}
+	// The work is over: the next task may start while this one's end is
+	// stored (their two writes share a commit).
+	r.releaseSlot(h)
 	r.finish(e, &size, out, finishCause(ctx, runErr))
 }
 
@@ -217,6 +232,9 @@ func (r *Runner) finish(e *entry, size *int64, out Outcome, cause error) {
 		}
 		t.ExitCode = out.ExitCode
 		t.Summary = out.Summary
+		for _, step := range out.Steps {
+			t.AddStep(step)
+		}
 		t.Paused = nil // however it ended, it waits on nothing now
 		if out.Result != nil {
 			res := *out.Result

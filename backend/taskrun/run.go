@@ -48,6 +48,9 @@ type Run struct {
 	// Started records the process group the task runs in, so that a Conch
 	// that dies can end it at its next start.
 	Started func(pid int)
+	// Launched is Started and Progress in one change: a command's start
+	// costs the store one write, not two.
+	Launched func(pid int, current, step string)
 	// Pause marks the task as waiting out a limit (p; Until when it lifts
 	// by itself), current saying what would lift it. While paused it
 	// gives up its slot; Unpause takes one back.
@@ -63,6 +66,9 @@ type Outcome struct {
 	Summary  string
 	Result   *task.Result
 	ExitCode *int
+	// Steps are the run's last steps, added with its final status (one
+	// write for both).
+	Steps []string
 }
 
 // EnvTaskID is the part of a process's mark that names its task (see

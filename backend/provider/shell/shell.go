@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -38,6 +39,9 @@ type Shell struct {
 	Home string
 	// Grace overrides StopGrace (tests).
 	Grace time.Duration
+
+	mu    sync.Mutex
+	found string // bash as last looked up on PATH
 }
 
 // Ready reports whether bash can be found.
@@ -52,7 +56,22 @@ func (s *Shell) bash() (string, error) {
 	if s.Bash != "" {
 		return s.Bash, nil
 	}
-	return exec.LookPath("bash")
+	// Where bash was found stays where it is: one stat, not a walk of PATH
+	// for every command.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.found != "" {
+		if fi, err := os.Stat(s.found); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return s.found, nil
+		}
+	}
+	p, err := exec.LookPath("bash")
+	if err != nil {
+		s.found = ""
+		return "", err
+	}
+	s.found = p
+	return p, nil
 }
 
 // Execute asks when the mode says so, then runs the command and waits.
@@ -87,7 +106,6 @@ func (s *Shell) Execute(ctx context.Context, run *taskrun.Run) (taskrun.Outcome,
 	// A background child that keeps the output pipe open must not hold the
 	// task open for ever once bash itself has exited.
 	cmd.WaitDelay = time.Second
-	run.Progress("Running "+short, "Started "+short)
 	// The whole tree carries the task's mark and this run's, so a stop (or
 	// healing after a crash) ends all of it, wherever a child went.
 	tree, err := proctree.Start(cmd, run.Mark.WithRun())
@@ -95,7 +113,7 @@ func (s *Shell) Execute(ctx context.Context, run *taskrun.Run) (taskrun.Outcome,
 		return taskrun.Outcome{}, fmt.Errorf("start %s: %w", short, err)
 	}
 	defer tree.Release()
-	run.Started(tree.Pid())
+	run.Launched(tree.Pid(), "Running "+short, "Started "+short)
 
 	exited := make(chan struct{})
 	var waitErr error
@@ -123,7 +141,7 @@ func (s *Shell) Execute(ctx context.Context, run *taskrun.Run) (taskrun.Outcome,
 		return out, fmt.Errorf("killed by %s", sig)
 	}
 	out.ExitCode = &code
-	run.Progress("", fmt.Sprintf("Exited with code %d", code))
+	out.Steps = []string{fmt.Sprintf("Exited with code %d", code)}
 	if code != 0 {
 		return out, fmt.Errorf("exited with code %d", code)
 	}
@@ -131,6 +149,9 @@ func (s *Shell) Execute(ctx context.Context, run *taskrun.Run) (taskrun.Outcome,
 	if t.Check == "" {
 		return out, nil
 	}
+	// The check's steps come after the command's end.
+	run.Progress("", out.Steps[0])
+	out.Steps = nil
 	// The command ran; its check says whether it did what it should. It
 	// asks first where the command did.
 	res, err := taskrun.RunCheck(ctx, run, t.Cwd, t.Check, t.Mode == task.Ask || t.Mode == task.Edits)
