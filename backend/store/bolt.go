@@ -243,6 +243,26 @@ func (b *Bolt) PutTask(t task.Task) error {
 	return nil
 }
 
+// PutTasks writes every task of ts in one transaction (all or none): a
+// restore or an import, not a task's own changes.
+func (b *Bolt) PutTasks(ts []task.Task) error {
+	ops := make([]op, 0, len(ts))
+	for _, t := range ts {
+		if t.ID == "" {
+			return errors.New("put tasks: empty id")
+		}
+		v, err := json.Marshal(t)
+		if err != nil {
+			return fmt.Errorf("put task %s: encode: %w", t.ID, err)
+		}
+		ops = append(ops, op{bucket: bucketTasks, key: []byte(t.ID), value: v, index: true, entries: indexOf(t)})
+	}
+	if err := b.submit(ops...); err != nil {
+		return fmt.Errorf("put %d tasks: %w", len(ts), err)
+	}
+	return nil
+}
+
 // DeleteTask removes the task with id durably, or returns an error matching
 // ErrNotFound when there is none.
 func (b *Bolt) DeleteTask(id string) error {

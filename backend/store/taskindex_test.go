@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -328,4 +329,35 @@ func FuzzTaskCursor(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Many tasks put at once are indexed and counted as one at a time would be.
+func TestPutTasksIndexesEveryOne(t *testing.T) {
+	s, _ := openTest(t)
+	var ts []task.Task
+	for i := range 300 {
+		tk := newTask(fmt.Sprintf("bulk-%03d", i), epoch.Add(time.Duration(i)*time.Second))
+		if i%2 == 0 {
+			end := tk.CreatedAt.Add(time.Second)
+			tk.Status, tk.EndedAt = task.Done, &end
+		}
+		ts = append(ts, tk)
+	}
+	if err := s.PutTasks(ts); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.TaskCounts()
+	if err != nil || c[task.Done] != 150 || c[task.Queued] != 150 {
+		t.Fatalf("counts %v %v", c, err)
+	}
+	p, err := s.TasksInGroup(GroupFinished, TaskFilter{}, "", 500)
+	if err != nil || len(p.Tasks) != 150 || p.Tasks[0].ID != "bulk-298" {
+		t.Fatalf("finished page: %d tasks, %v", len(p.Tasks), err)
+	}
+	if err := s.PutTasks([]task.Task{newTask("ok", epoch), {}}); err == nil {
+		t.Fatal("a task without an id was taken")
+	}
+	if _, err := s.Task("ok"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a refused batch left %v", err)
+	}
 }

@@ -34,6 +34,7 @@ var floors = map[string]int{
 	"conch/backend/internal/modelserver/gemini":    1,
 	"conch/backend/internal/agentrig":              2,
 	"conch/backend/internal/agentrig/agentservers": 3,
+	"conch/backend/internal/seedtasks":             4,
 	"conch/backend/task":                           1,
 	"conch/backend/conversation":                   2,
 	"conch/backend/event":                          3,
