@@ -1133,6 +1133,17 @@ async function main() {
       await until('the provider to be listed ready', async () => (await cardEl.getAttribute('data-ready', { timeout: 1000 })) === 'true');
       if (((await page.content()) ?? '').includes('sk-e2e-secret')) throw new Error('the key is shown back on the page');
       if ((await form.getByLabel('API key').inputValue()) !== '') throw new Error('the key field kept the key');
+      // Edit in place: Esc leaves it as it was; Save without a key keeps the key.
+      await cardEl.getByRole('button', { name: 'Edit E2E Model' }).click();
+      const editForm = cardEl.getByRole('form', { name: 'Edit E2E Model' });
+      if ((await editForm.getByLabel('Name').inputValue()) !== 'E2E Model' || (await editForm.getByLabel('API key').getAttribute('placeholder')) !== 'Leave empty to keep the key') throw new Error('the edit form is not filled in');
+      await editForm.getByLabel('Model').press('Escape');
+      await until('Esc to close the form', async () => (await editForm.count()) === 0);
+      await cardEl.getByRole('button', { name: 'Edit E2E Model' }).click();
+      await editForm.getByRole('button', { name: 'Save' }).click();
+      await cardEl.getByText('Saved.').waitFor({ timeout: stepTimeout });
+      const after = (await api(origin, token, 'GET', '/api/providers/e2e-model')).json;
+      if (!after.keySet || after.models.default !== 'test-model' || after.name !== 'E2E Model') throw new Error(`after the edit: ${JSON.stringify(after)}`);
       await page.mouse.move(0, 0);
       await shoot(page, 'providers');
     });
@@ -1332,6 +1343,12 @@ async function main() {
       await shoot(page, 'chat-table');
 
       // A usage limit reads as one sentence: the provider named once, the reset in local time, what to do.
+      // In a chat of its own: the model keeps seeing the words of a message it never answered.
+      const conv = (await api(origin, token, 'GET', `/api/conversations/${id}`)).json.conversation;
+      const spent = await api(origin, token, 'POST', '/api/conversations', { title: 'Limit check', provider: conv.provider, model: conv.model, mode: 'ask', cwd: chatDir });
+      if (spent.status !== 201) throw new Error(`POST /api/conversations: ${spent.status} ${JSON.stringify(spent.json)}`);
+      await page.locator(`nav a[data-chat-id="${spent.json.id}"]`).click();
+      await until('the limit chat to open', async () => (await page.evaluate(() => location.hash)) === `#chat/${encodeURIComponent(spent.json.id)}`);
       await box.fill('Go on, even though we are over the limit');
       await box.press('Enter');
       const limit = view.locator('[data-kind="limit"]');
@@ -1340,7 +1357,11 @@ async function main() {
       if (!/^E2E Model reached its usage limit\. It resets at .+; switch to another provider, or send again then\.$/.test(said) || /\d{4}-\d\d-\d\dT/.test(said)) throw new Error(`the limit says "${said}"`);
       await limit.getByRole('button', { name: 'Switch provider' }).click();
       await until('the picker to have the focus', async () => view.getByLabel('Provider and model').evaluate((el) => el === document.activeElement));
+      await page.mouse.move(0, 0);
       await shoot(page, 'chat-limit');
+      await page.locator(`nav a[data-chat-id="${id}"]`).click();
+      await until('the notes chat to be back', async () => (await page.evaluate(() => location.hash)) === `#chat/${encodeURIComponent(id)}`);
+      await box.fill('');
     });
 
     await check('the sidebar keeps a long chat title, its highlight and its dot inside it, at 1200 and 900 px', async () => {
