@@ -24,8 +24,8 @@ func TestSeedFillsTheStoreWithFinishedTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Every 20th stopped (8 of them), the other multiples of 8 failed (12).
-	if c[task.Stopped] != 8 || c[task.Failed] != 12 || c[task.Done] != 140 {
+	// Every 20th stopped (8 of 160), the other multiples of 8 failed (20 - 4).
+	if c[task.Stopped] != 8 || c[task.Failed] != 16 || c[task.Done] != 136 {
 		t.Fatalf("counts %v", c)
 	}
 	p, err := st.TasksInGroup(store.GroupFinished, store.TaskFilter{}, "", 1)
