@@ -1,4 +1,4 @@
-package main
+package seed
 
 import (
 	"path/filepath"
@@ -12,7 +12,7 @@ import (
 func TestSeedFillsTheStoreWithFinishedTasks(t *testing.T) {
 	home := t.TempDir()
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	if err := seed(home, 160, now); err != nil {
+	if err := Tasks(home, 160, now); err != nil {
 		t.Fatal(err)
 	}
 	st, err := store.Open(filepath.Join(home, "conch.db"))
