@@ -19,7 +19,7 @@ const writeTimeout = 5 * time.Second
 
 // maxStreams bounds the live event streams: each holds a connection the
 // server's own limits no longer see.
-const maxStreams = 64
+const maxStreams = 128
 
 // fsModTime is the Last-Modified of embedded assets: the process start.
 var fsModTime = time.Now()

@@ -27,7 +27,7 @@ type Limits struct {
 	WriteTimeout time.Duration
 	// IdleTimeout closes a kept-alive connection that sends nothing (60 s).
 	IdleTimeout time.Duration
-	// MaxConns caps open connections (128). At the cap a new connection
+	// MaxConns caps open connections (512). At the cap a new connection
 	// closes the one that has waited longest without a request being
 	// served on it (idle, or still sending its request); when every one is
 	// being served, the new one is closed.
@@ -45,7 +45,7 @@ func (l Limits) withDefaults() Limits {
 	def(&l.WriteTimeout, 2*time.Minute)
 	def(&l.IdleTimeout, time.Minute)
 	if l.MaxConns <= 0 {
-		l.MaxConns = 128
+		l.MaxConns = 512
 	}
 	return l
 }
