@@ -27,7 +27,9 @@ func TestMain(m *testing.M) {
 	// see a test fail before its fix).
 	if b := os.Getenv("CONCH_IT_BIN"); b != "" {
 		bin = b
-		os.Exit(m.Run())
+		code := m.Run()
+		removeSeeded()
+		os.Exit(code)
 	}
 	dir, err := os.MkdirTemp("", "conch-bin-")
 	if err != nil {
@@ -46,6 +48,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	removeSeeded()
 	os.Exit(code)
 }
 
@@ -58,7 +61,7 @@ type server struct {
 var servingLine = regexp.MustCompile(`^conch: serving (http://127\.0\.0\.1:\d+)/#token=([0-9a-f]{64})$`)
 
 // start runs `conch serve` on a free loopback port and reads its URL.
-func start(t *testing.T, home string) *server {
+func start(t testing.TB, home string) *server {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--home", home, "--addr", "127.0.0.1:0")
 	cmd.Stderr = os.Stderr
@@ -89,7 +92,7 @@ func start(t *testing.T, home string) *server {
 	return nil
 }
 
-func (s *server) call(t *testing.T, method, path, body string, out any) int {
+func (s *server) call(t testing.TB, method, path, body string, out any) int {
 	t.Helper()
 	var rd io.Reader
 	if body != "" {
