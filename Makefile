@@ -87,9 +87,8 @@ lint: ## go vet (also for Windows) and staticcheck (plain and desktop tags), fro
 	$(STEP) "shellcheck" shellcheck $$(find scripts -maxdepth 1 -type f) .ci/run || rc=1; \
 	exit $$rc
 
-bench: ## run the Go benchmarks and print Conch's write paths against raw bbolt and file writes
-	@mkdir -p $(ARTIFACTS)
-	go test -run '^$$' -bench . -benchmem ./... | tee $(ARTIFACTS)/bench.txt | scripts/bench
+bench: build ## the benchmarks and the UI frame-time run: one table against the machine's limits (build/bench.txt)
+	scripts/bench
 
 crash: ## the crash test at length: SIGKILL a real conch serve CRASH_ROUNDS times (default 200; CONCH_CRASH_SEED replays)
 	CONCH_CRASH_ROUNDS=$(CRASH_ROUNDS) go test -race -count=1 -timeout 90m -run '^TestCrashesLoseNothing$$' -v ./backend/integration/

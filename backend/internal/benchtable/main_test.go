@@ -1,0 +1,44 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+const sample = `goos: linux
+BenchmarkRawBoltCommit-2     	   10000	    250000 ns/op
+BenchmarkPutTaskParallel-2   	  115705	     20000 ns/op	         3.353 p99-ms	        31.87 writes/commit
+BenchmarkRawSpawn-2     	    4675	    800000 ns/op
+BenchmarkShellTasks-2   	    2114	   1600000 ns/op
+BenchmarkRawCommandToFile-2   	      18	 319911304 ns/op	 655.54 MB/s
+BenchmarkShellTaskOutput-2    	      14	 369268260 ns/op	 567.92 MB/s
+PASS
+`
+
+func TestTheTableComparesEachFigureWithItsLimit(t *testing.T) {
+	var echo bytes.Buffer
+	r, failed, err := read(strings.NewReader(sample), &echo)
+	if err != nil || failed || echo.String() != sample {
+		t.Fatalf("read: %v %v, echo %q", err, failed, echo.String())
+	}
+	table := render(rows(r, parseFrames("ui-frames: p50 8.0 ms p95 12.5 ms max 40 ms over 600 frames at 10000 tasks, 98 updates/s")))
+	for _, want := range []string{
+		"| state changes persisted (64 at once) | 50000 /s, p99 3.4 ms | 4000 /s (RawBoltCommit) | 12.50× | ≥ 10×, p99 < 10 ms |",
+		"| shell tasks finished (`true`, auto, 3 at once) | 625 /s | 1250 /s (RawSpawn) | 0.50× | ≥ 0.5× |",
+		"| output ingest, 200 MB from one task | 568 MB/s | 656 MB/s (RawCommandToFile) | 0.87× | ≥ 0.8× |",
+		"| change → 100 WebSocket subscribers, p99 | did not run (BenchmarkFanOut100, BenchmarkRawFanOut100)",
+		"| UI p95 frame time, 10000 tasks, 98 updates/s | 12.5 ms | 16.7 ms (one frame at 60 Hz) | 1.34× | ≤ 16.7 ms |",
+	} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+}
+
+func TestAFailedBenchmarkIsSaid(t *testing.T) {
+	_, failed, _ := read(strings.NewReader("--- FAIL: BenchmarkShellTasks\nFAIL\tconch/backend/provider/shell\n"), &bytes.Buffer{})
+	if !failed {
+		t.Fatal("a failure went unnoticed")
+	}
+}
