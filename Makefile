@@ -29,7 +29,7 @@ STEP       := scripts/step
 # integration test starts, which go test's cache does not track.
 GOTESTFLAGS ?= -race -timeout 10m $(if $(CI),-count=1,)
 
-.PHONY: help setup build frontend run test test-go e2e e2e-only smoke lint bench fuzz crash icon clean
+.PHONY: help setup build frontend run test test-go e2e e2e-only smoke lint bench load fuzz crash icon clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -86,6 +86,9 @@ lint: ## go vet (also for Windows) and staticcheck (plain and desktop tags), fro
 	$(STEP) "frontend lint" npm --prefix frontend run lint || rc=1; \
 	$(STEP) "shellcheck" shellcheck $$(find scripts -maxdepth 1 -type f) .ci/run || rc=1; \
 	exit $$rc
+
+load: build ## 200 loopback clients on a real conch serve for 60 s: latency percentiles; fails on any 5xx or unanswered request
+	go run ./backend/internal/load -bin $(BIN) -clients 200 -duration 60s
 
 bench: build ## the benchmarks and the UI frame-time run: one table against the machine's limits (build/bench.txt)
 	scripts/bench

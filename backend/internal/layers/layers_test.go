@@ -37,6 +37,7 @@ var floors = map[string]int{
 	"conch/backend/internal/seed":                  4,
 	"conch/backend/internal/seedtasks":             5,
 	"conch/backend/internal/benchtable":            0,
+	"conch/backend/internal/load":                  0,
 	"conch/backend/task":                           1,
 	"conch/backend/conversation":                   2,
 	"conch/backend/event":                          3,
