@@ -63,11 +63,18 @@ const byTime =
 export function groupTasks(tasks: Iterable<Task>): Groups {
   const g: Groups = { [Group.NeedsYou]: [], [Group.Working]: [], [Group.Waiting]: [], [Group.Finished]: [] };
   for (const t of tasks) g[groupOf(t.status)].push(t);
-  g[Group.NeedsYou].sort(byTime((t) => timeOf(t.ask?.askedAt ?? t.createdAt), 1));
-  g[Group.Working].sort(byTime((t) => timeOf(t.startedAt ?? t.createdAt), 1));
-  g[Group.Waiting].sort(byTime((t) => timeOf(t.createdAt), 1));
-  g[Group.Finished].sort(byTime((t) => timeOf(t.endedAt ?? t.createdAt), -1));
+  g[Group.NeedsYou] = sortedBy(g[Group.NeedsYou], (t) => timeOf(t.ask?.askedAt ?? t.createdAt), 1);
+  g[Group.Working] = sortedBy(g[Group.Working], (t) => timeOf(t.startedAt ?? t.createdAt), 1);
+  g[Group.Waiting] = sortedBy(g[Group.Waiting], (t) => timeOf(t.createdAt), 1);
+  g[Group.Finished] = sortedBy(g[Group.Finished], (t) => timeOf(t.endedAt ?? t.createdAt), -1);
   return g;
+}
+
+/** list sorted (stably) by key, each key read once: thousands of finished tasks are sorted every frame that changes one. */
+function sortedBy(list: Task[], key: (t: Task) => number, dir: 1 | -1): Task[] {
+  const keyed = list.map((t, i) => ({ t, k: key(t), i }));
+  keyed.sort((a, b) => dir * (a.k - b.k) || a.i - b.i);
+  return keyed.map((x) => x.t);
 }
 
 /**

@@ -2,12 +2,13 @@
 /* eslint-disable svelte/prefer-svelte-reactivity */
 import { SvelteMap, SvelteSet } from 'svelte/reactivity';
 import type { Backend } from '../backend/backend';
-import { EventType, Kind, isActive, type AppEvent, type CreateTaskRequest, type Slots, type Task, type TaskEvent, type TaskList } from '../backend/contract';
+import { EventType, Kind, isActive, isFinished, statuses, type AppEvent, type CreateTaskRequest, type Slots, type Status, type Task, type TaskEvent, type TaskList, type TaskQuery } from '../backend/contract';
 import { ApiError, toApiError } from '../backend/error';
 import { approvalsOf, type TaskApproval } from '../approvals/approvals';
 import { Group } from './language';
 import { applyEvent, badgeOf, groupTasks, queuePositions, type Badge, type Groups } from './model';
 import { OutputTail } from './output.svelte';
+import { PageOrder, TaskPages } from './pages.svelte';
 import { afterFailure, idle, type Removal } from './worktree';
 
 /** An action sent to the server whose answer has not come back yet. */
@@ -43,10 +44,14 @@ const frameScheduler: Scheduler = (f) => {
 const maxTails = 64;
 
 /**
- * TasksStore holds one copy of every task, the newest by rev, kept current by
- * live events (coalesced per frame) and reloaded whenever the event stream
- * reconnects. Actions are optimistic: the task is marked pending at once and
- * the server's answer reconciles it.
+ * TasksStore holds one copy of every task it has seen, the newest by rev,
+ * kept current by live events (coalesced per frame) and reloaded whenever
+ * the event stream reconnects: every task that is not finished, and the
+ * finished ones page by page as the person scrolls (finished, a TaskPages).
+ * How many tasks there are in each status (counts) comes with every list and
+ * is kept exact by the status each event says a task had before, loaded or
+ * not. Actions are optimistic: the task is marked pending at once and the
+ * server's answer reconciles it.
  */
 export class TasksStore {
   /** Every task by id. */
@@ -86,6 +91,10 @@ export class TasksStore {
   composeHandled = 0;
   /** Slot counts from the last list. */
   concurrent = $state<TaskList['concurrent'] | null>(null);
+  /** How many tasks there are in each status, loaded or not: the last list's, kept current by events. */
+  counts: Partial<Record<Status, number>> = $state({});
+  /** The finished group's pages: the overview brings the first, loadMore the rest. */
+  readonly finished: TaskPages;
 
   /** The page's groups; tasks being deleted are already hidden. */
   readonly groups: Groups = $derived.by(() => {
@@ -106,10 +115,17 @@ export class TasksStore {
     for (const t of this.byId.values()) if (t.kind === Kind.Background && isActive(t.status)) running++;
     return { running, limit };
   });
-  /** How many tasks there are, hidden ones aside. */
-  readonly count: number = $derived(
-    this.groups[Group.NeedsYou].length + this.groups[Group.Working].length + this.groups[Group.Waiting].length + this.groups[Group.Finished].length,
-  );
+  /** How many tasks there are, loaded or not. */
+  readonly count: number = $derived(statuses.reduce((n, s) => n + (this.counts[s] ?? 0), 0));
+  /** How many finished tasks there are, loaded or not. */
+  readonly finishedCount: number = $derived(statuses.reduce((n, s) => n + (isFinished(s) ? (this.counts[s] ?? 0) : 0), 0));
+  /** Finished tasks shown though the pages have not reached them: the ones opened from elsewhere. */
+  readonly pinned = new SvelteSet<string>();
+  /**
+   * The finished tasks the pages reached, newest first, with the ones shown
+   * on purpose (the palette, a notification) wherever they fall.
+   */
+  readonly finishedShown: Task[] = $derived(this.groups[Group.Finished].filter((t) => this.finished.reaches(t) || this.pinned.has(t.id)));
 
   readonly #backend: Backend;
   readonly #schedule: Scheduler;
@@ -121,9 +137,66 @@ export class TasksStore {
   #touched = new Set<string>();
   readonly #listeners = new Set<ChangeListener>();
 
+  readonly #searches = new Set<TaskPages>();
+
   constructor(backend: Backend, schedule: Scheduler = frameScheduler) {
     this.#backend = backend;
     this.#schedule = schedule;
+    this.finished = new TaskPages(this.#pageSource(), { group: 'finished' });
+  }
+
+  #pageSource() {
+    return {
+      list: (q: TaskQuery) => this.#backend.listTasks(q),
+      take: (l: TaskList) => {
+        // Counts stay the events' to keep: a page's may be a moment older
+        // than the events already applied.
+        this.flush();
+        for (const t of l.tasks) this.#put(t);
+      },
+    };
+  }
+
+  /** Loads the next page of finished tasks. */
+  loadMore(): Promise<void> {
+    return this.finished.loadMore();
+  }
+
+  /**
+   * Starts a paged list of its own (a search, a chat's tasks): its tasks join
+   * the store's, and a reload starts it again. Close it when the view goes.
+   */
+  search(query: TaskQuery, order: PageOrder = PageOrder.Ended): TaskPages & { dispose: () => void } {
+    const p = new TaskPages(this.#pageSource(), query, order);
+    this.#searches.add(p);
+    void p.loadMore();
+    return Object.assign(p, {
+      dispose: () => {
+        p.close();
+        this.#searches.delete(p);
+      },
+    });
+  }
+
+  /** Asks the server for up to limit finished tasks whose titles hold every word of q, newest first; they join the store's. */
+  async findFinished(q: string, limit = 20): Promise<Task[]> {
+    const l = await this.#backend.listTasks({ group: 'finished', q, limit });
+    for (const t of l.tasks) this.#put(t);
+    return l.tasks.map((t) => this.byId.get(t.id) ?? t);
+  }
+
+  #setCounts(c: Record<string, number> | undefined): void {
+    if (!c) return;
+    const next: Partial<Record<Status, number>> = {};
+    for (const s of statuses) if ((c[s] ?? 0) > 0) next[s] = c[s];
+    this.counts = next;
+  }
+
+  /** Moves one task in counts: out of from (if it was anywhere), into to (if it still is). */
+  #recount(from: Status | undefined, to: Status | undefined): void {
+    if (from === to) return;
+    if (from) this.counts[from] = Math.max(0, (this.counts[from] ?? 0) - 1);
+    if (to) this.counts[to] = (this.counts[to] ?? 0) + 1;
   }
 
   /** Who hears the chat events and reconnects (the chats store); the stream is shared. */
@@ -177,6 +250,8 @@ export class TasksStore {
 
   /** Shows a task on the tasks page: the same as a click on its notification. */
   open(id: string): void {
+    const t = this.byId.get(id);
+    if (t && isFinished(t.status) && !this.finished.reaches(t)) this.pinned.add(id);
     this.reveal = { id, seq: (this.reveal?.seq ?? 0) + 1 };
   }
 
@@ -205,6 +280,12 @@ export class TasksStore {
     const id = e.type === EventType.TaskDeleted ? e.id : e.task.id;
     if (this.#reloads > 0) this.#touched.add(id);
     const before = this.byId.get(id);
+    if (live) {
+      // Every event the server sends is one change, whatever this window
+      // holds: prev says where the task was ("" or absent: nowhere yet).
+      if (e.type === EventType.TaskDeleted) this.#recount(e.prev ?? before?.status, undefined);
+      else this.#recount(e.prev, e.task.status);
+    }
     const changed = applyEvent(this.byId, this.#gone, e);
     if (live && changed && e.type === EventType.TaskChanged) {
       for (const f of this.#listeners) {
@@ -219,6 +300,7 @@ export class TasksStore {
       this.pending.delete(id);
       this.errors.delete(id);
       this.#tails.delete(id);
+      this.pinned.delete(id);
     }
   }
 
@@ -227,8 +309,10 @@ export class TasksStore {
   }
 
   /**
-   * Loads the whole list. Tasks missing from it were deleted while we were
-   * not listening, unless an event about them arrived during the load.
+   * Loads the overview: every task not finished and the first page of the
+   * finished ones. Tasks missing from it were deleted while we were not
+   * listening, or sit on a later page (which scrolling loads again), unless
+   * an event about them arrived during the load. Searches start again.
    */
   async reload(): Promise<void> {
     this.#reloads++;
@@ -237,9 +321,16 @@ export class TasksStore {
       this.flush();
       const ids = new Set(list.tasks.map((t) => t.id));
       for (const id of [...this.byId.keys()]) {
-        if (!ids.has(id) && !this.#touched.has(id)) this.byId.delete(id);
+        if (!ids.has(id) && !this.#touched.has(id) && !this.pinned.has(id)) this.byId.delete(id);
       }
       for (const t of list.tasks) this.#put(t);
+      this.finished.took(
+        list.tasks.filter((t) => isFinished(t.status)),
+        list.next,
+        true,
+      );
+      this.#setCounts(list.counts);
+      for (const p of this.#searches) void p.restart();
       this.concurrent = list.concurrent;
       this.loaded = true;
       this.unauthorized = false;

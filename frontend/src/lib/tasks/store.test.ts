@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Backend } from '../backend/backend';
-import { EventType, Status, type Preferences, type Task, type AppEvent, type TaskEvent, type TaskList } from '../backend/contract';
+import { EventType, Status, type Preferences, type Task, type AppEvent, type TaskEvent, type TaskList, type TaskQuery } from '../backend/contract';
 import { ApiError } from '../backend/error';
 import { chatMethods } from '../chats/fixture';
 import { makeTask } from './fixture';
@@ -15,7 +15,15 @@ function mockBackend(tasks: Task[] = []) {
   let onReconnect: () => void = () => {};
   const b = {
     list: tasks,
-    listTasks: vi.fn(async (): Promise<TaskList> => ({ tasks: b.list, next: '', counts: {}, concurrent })),
+    /** The overview's cursor of the next finished page. */
+    next: '',
+    /** The pages after the first, by cursor. */
+    pages: {} as Record<string, () => { tasks: Task[]; next: string }>,
+    listTasks: vi.fn(async (q?: TaskQuery): Promise<TaskList> => {
+      const page = q?.cursor !== undefined ? b.pages[q.cursor] : undefined;
+      if (page) return { ...page(), counts: countsOf(b.list), concurrent };
+      return { tasks: b.list, next: b.next, counts: countsOf(b.list), concurrent };
+    }),
     createTask: vi.fn(async (): Promise<Task> => makeTask({ id: 'new' })),
     getTask: vi.fn(async (id: string): Promise<Task> => {
       const t = b.list.find((x) => x.id === id);
@@ -48,6 +56,13 @@ function mockBackend(tasks: Task[] = []) {
 }
 
 const now = (f: () => void) => f();
+
+/** The counts the server would give for list. */
+function countsOf(list: Task[]): Record<string, number> {
+  const c: Record<string, number> = {};
+  for (const t of list) c[t.status] = (c[t.status] ?? 0) + 1;
+  return c;
+}
 
 describe('TasksStore', () => {
   it('loads, then applies events by rev', async () => {
@@ -113,10 +128,10 @@ describe('TasksStore', () => {
     const s = new TasksStore(b, now);
     await s.reload();
     const p = s.remove('a');
-    expect(s.count).toBe(0);
+    expect(s.finishedShown).toHaveLength(0);
     fail(new ApiError('conflict', 'it is running again', 409));
     await p;
-    expect(s.count).toBe(1);
+    expect(s.finishedShown).toHaveLength(1);
     expect(s.errors.get('a')).toBe('It is running again.');
   });
 
@@ -226,5 +241,151 @@ describe('TasksStore', () => {
     const s = new TasksStore(b, now);
     await s.reload();
     expect(s.unauthorized).toBe(true);
+  });
+});
+
+/** A finished task that ended min minutes after 06:00. */
+const ended = (id: string, min: number, over: Partial<Task> = {}) =>
+  makeTask({ id, status: Status.Done, endedAt: new Date(Date.UTC(2026, 10, 30, 6, min)).toISOString(), ...over });
+
+describe('TasksStore pages', () => {
+  it('keeps counts exact through events, for tasks it never loaded too', async () => {
+    const b = mockBackend([makeTask({ id: 'a', status: Status.Running }), ended('f2', 2), ended('f1', 1)]);
+    const s = new TasksStore(b, now);
+    await s.reload();
+    // The server counts far more than it sent.
+    s.counts = { running: 1, done: 150, failed: 3 };
+    expect(s.count).toBe(154);
+    expect(s.finishedCount).toBe(153);
+    // An old task, never loaded, is tried again: it leaves done for queued.
+    s.enqueue({ type: EventType.TaskChanged, task: makeTask({ id: 'old', status: Status.Queued, rev: 7 }), prev: Status.Done });
+    // Another one, never loaded, is deleted.
+    s.enqueue({ type: EventType.TaskDeleted, id: 'older', prev: Status.Failed });
+    // A new task, then a loaded one finishing, then a change that keeps its status.
+    s.enqueue({ type: EventType.TaskChanged, task: makeTask({ id: 'n', status: Status.Queued }) });
+    s.enqueue({ type: EventType.TaskChanged, task: makeTask({ id: 'a', status: Status.Failed, rev: 2 }), prev: Status.Running });
+    s.enqueue({ type: EventType.TaskChanged, task: makeTask({ id: 'a', status: Status.Failed, rev: 3 }), prev: Status.Failed });
+    expect(s.counts).toEqual({ running: 0, done: 149, failed: 3, queued: 2 });
+    expect(s.count).toBe(154);
+    expect(s.byId.has('older')).toBe(false);
+  });
+
+  it('loads finished pages as asked, without duplicates, while events move tasks between groups', async () => {
+    const b = mockBackend([ended('f3', 30), ended('f2', 20), ended('f1', 10)]);
+    b.next = 'p2';
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    b.pages.p2 = () => ({ tasks: [ended('f1', 10), ended('e2', 8), ended('e1', 6)], next: 'p3' });
+    b.pages.p3 = () => ({ tasks: [ended('d1', 4)], next: '' });
+    const s = new TasksStore(b, now);
+    await s.reload();
+    expect(s.finishedShown.map((t) => t.id)).toEqual(['f3', 'f2', 'f1']);
+    expect(s.finished.next).toBe('p2');
+    // A change to a task further down waits for the pages to reach it.
+    s.enqueue({ type: EventType.TaskChanged, task: ended('d1', 4, { rev: 5, title: 'renamed' }), prev: Status.Done });
+    expect(s.finishedShown.map((t) => t.id)).not.toContain('d1');
+
+    b.listTasks.mockImplementationOnce(async (q?: TaskQuery) => {
+      await gate;
+      const p = b.pages[q?.cursor ?? ''];
+      if (!p) throw new Error(`no page ${q?.cursor}`);
+      return { ...p(), counts: {}, concurrent };
+    });
+    const more = s.loadMore();
+    void s.loadMore(); // asked twice while one is on its way: one request
+    // While the page is on its way: f2 runs again, a new task finishes.
+    s.enqueue({ type: EventType.TaskChanged, task: makeTask({ id: 'f2', status: Status.Queued, rev: 2 }), prev: Status.Done });
+    s.enqueue({ type: EventType.TaskChanged, task: ended('new', 40), prev: Status.Running });
+    release();
+    await more;
+    expect(b.listTasks).toHaveBeenLastCalledWith({ group: 'finished', cursor: 'p2' });
+    expect(b.listTasks).toHaveBeenCalledTimes(2);
+    expect(s.finishedShown.map((t) => t.id)).toEqual(['new', 'f3', 'f1', 'e2', 'e1']);
+    expect(s.groups[Group.Waiting].map((t) => t.id)).toEqual(['f2']);
+
+    await s.loadMore();
+    expect(s.finishedShown.map((t) => t.id)).toEqual(['new', 'f3', 'f1', 'e2', 'e1', 'd1']);
+    expect(s.byId.get('d1')?.title).toBe('renamed'); // the page's older copy lost to the event's
+    expect(s.finished.more).toBe(false);
+    await s.loadMore();
+    expect(b.listTasks).toHaveBeenCalledTimes(3);
+  });
+
+  it('says why a page could not be loaded and loads it on the next try', async () => {
+    const b = mockBackend([ended('f1', 10)]);
+    b.next = 'p2';
+    b.pages.p2 = () => ({ tasks: [ended('e1', 5)], next: '' });
+    const s = new TasksStore(b, now);
+    await s.reload();
+    b.listTasks.mockRejectedValueOnce(new ApiError('unavailable', 'the store is busy', 503));
+    await s.loadMore();
+    expect(s.finished.error).toBe('The store is busy.');
+    expect(s.finished.next).toBe('p2');
+    await s.loadMore();
+    expect(s.finished.error).toBe('');
+    expect(s.finishedShown.map((t) => t.id)).toEqual(['f1', 'e1']);
+  });
+
+  it('drops a deleted task from the pages and the counts, and a later page cannot bring it back', async () => {
+    const b = mockBackend([ended('f2', 20), ended('f1', 10)]);
+    b.next = 'p2';
+    b.pages.p2 = () => ({ tasks: [ended('f1', 10), ended('e1', 5)], next: '' });
+    const s = new TasksStore(b, now);
+    await s.reload();
+    expect(s.counts.done).toBe(2);
+    s.enqueue({ type: EventType.TaskDeleted, id: 'f1', prev: Status.Done });
+    expect(s.finishedShown.map((t) => t.id)).toEqual(['f2']);
+    expect(s.counts.done).toBe(1);
+    await s.loadMore();
+    expect(s.finishedShown.map((t) => t.id)).toEqual(['f2', 'e1']);
+  });
+
+  it('starts the pages again on a reload', async () => {
+    const b = mockBackend([ended('f1', 10)]);
+    b.next = 'p2';
+    b.pages.p2 = () => ({ tasks: [ended('e1', 5)], next: '' });
+    const s = new TasksStore(b, now);
+    s.start();
+    await vi.waitFor(() => expect(s.loaded).toBe(true));
+    await s.loadMore();
+    expect(s.finishedShown.map((t) => t.id)).toEqual(['f1', 'e1']);
+    b.reconnect();
+    await vi.waitFor(() => expect(s.finished.next).toBe('p2'));
+    expect(s.finishedShown.map((t) => t.id)).toEqual(['f1']);
+  });
+
+  it('pages a search of its own, and starts it again on a reload', async () => {
+    const b = mockBackend([ended('f1', 10)]);
+    b.listTasks.mockImplementation(async (q?: TaskQuery) =>
+      q?.q === 'deploy' ? { tasks: [ended('d9', 1, { title: 'Deploy it' })], next: '', counts: {}, concurrent } : { tasks: b.list, next: 'p2', counts: {}, concurrent },
+    );
+    const s = new TasksStore(b, now);
+    await s.reload();
+    const found = s.search({ group: 'finished', q: 'deploy' });
+    await vi.waitFor(() => expect(found.started).toBe(true));
+    expect(b.listTasks).toHaveBeenLastCalledWith({ group: 'finished', q: 'deploy' });
+    const d9 = s.byId.get('d9');
+    expect(d9 && found.reaches(d9)).toBe(true);
+    expect(d9 && s.finished.reaches(d9)).toBe(false);
+    await s.reload();
+    expect(b.listTasks).toHaveBeenCalledTimes(4);
+    found.dispose();
+    await s.reload();
+    expect(b.listTasks).toHaveBeenCalledTimes(5);
+  });
+
+  it('shows a task opened from elsewhere even when the pages have not reached it', async () => {
+    const b = mockBackend([ended('f1', 10)]);
+    b.next = 'p2';
+    b.listTasks.mockImplementation(async (q?: TaskQuery) =>
+      q?.q ? { tasks: [ended('old', 1, { title: 'Old one' })], next: '', counts: {}, concurrent } : { tasks: b.list, next: b.next, counts: {}, concurrent },
+    );
+    const s = new TasksStore(b, now);
+    await s.reload();
+    const [old] = await s.findFinished('old');
+    expect(old?.id).toBe('old');
+    expect(s.finishedShown.map((t) => t.id)).toEqual(['f1']);
+    s.open('old');
+    expect(s.finishedShown.map((t) => t.id)).toEqual(['f1', 'old']);
   });
 });
