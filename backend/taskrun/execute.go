@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -114,12 +115,15 @@ func (r *Runner) run(ctx context.Context, e *entry, h *activeRun) {
 		}
 		e.mu.Unlock()
 	}()
+	var held heldLaunch
+	defer held.drop()
 	out, runErr := r.execute(ctx, e, ex, &Run{
 		Task:   started,
 		Mark:   procmark.Mark{Home: r.cfg.HomeMark, Task: id},
 		Output: w,
 		Tail:   tail,
 		Progress: func(current, step string) {
+			held.store(r, e)
 			_, _ = r.updateEntry(e, func(t *task.Task) error {
 				if current != "" {
 					t.Current = current
@@ -131,6 +135,7 @@ func (r *Runner) run(ctx context.Context, e *entry, h *activeRun) {
 			})
 		},
 		Ask: func(ctx context.Context, q ask.Question) (bool, error) {
+			held.store(r, e)
 			return r.ask(ctx, e, h, q)
 		},
 		Answer: func(askID string, allow bool) error {
@@ -138,6 +143,7 @@ func (r *Runner) run(ctx context.Context, e *entry, h *activeRun) {
 			return err
 		},
 		Amend: func(fn func(t *task.Task)) {
+			held.store(r, e)
 			_, _ = r.updateEntry(e, func(t *task.Task) error {
 				status := t.Status
 				fn(t)
@@ -146,10 +152,11 @@ func (r *Runner) run(ctx context.Context, e *entry, h *activeRun) {
 			})
 		},
 		Started: func(pid int) {
+			held.store(r, e)
 			_, _ = r.updateEntry(e, func(t *task.Task) error { t.Pid = pid; return nil })
 		},
 		Launched: func(pid int, current, step string) {
-			_, _ = r.updateEntry(e, func(t *task.Task) error {
+			held.hold(func(t *task.Task) {
 				t.Pid = pid
 				if current != "" {
 					t.Current = current
@@ -157,10 +164,10 @@ func (r *Runner) run(ctx context.Context, e *entry, h *activeRun) {
 				if step != "" {
 					t.AddStep(step)
 				}
-				return nil
-			})
+			}, func() { held.store(r, e) })
 		},
 		Pause: func(p task.Paused, current string) {
+			held.store(r, e)
 			_, _ = r.updateEntry(e, func(t *task.Task) error {
 				t.Paused, t.Current = &p, current
 				return nil
@@ -168,6 +175,7 @@ func (r *Runner) run(ctx context.Context, e *entry, h *activeRun) {
 			r.releaseSlot(h)
 		},
 		Unpause: func() {
+			held.store(r, e)
 			r.takeSlot(h)
 			_, _ = r.updateEntry(e, func(t *task.Task) error {
 				t.Paused, t.Current = nil, ""
@@ -185,8 +193,65 @@ func (r *Runner) run(ctx context.Context, e *entry, h *activeRun) {
 	// The work is over: the next task may start while this one's end is
 	// stored (their two writes share a commit).
 	r.releaseSlot(h)
-	r.finish(e, &size, out, finishCause(ctx, runErr))
+	r.finish(e, &size, out, finishCause(ctx, runErr), held.take())
 }
+
+// launchHold is how long a command's start waits to be stored on its own:
+// one that ends sooner has it stored with its end, in one write.
+const launchHold = 100 * time.Millisecond
+
+// heldLaunch is a command's start (its pid and step) not stored yet. Any
+// other change of the run stores it first, so steps keep their order; a
+// write of it in flight is waited for (mu) before the run's end is stored.
+type heldLaunch struct {
+	mu    sync.Mutex // held while the launch is being stored
+	lmu   sync.Mutex // guards the fields below
+	apply func(t *task.Task)
+	timer *time.Timer
+}
+
+// hold keeps apply until launchHold passes (then flush) or another change.
+func (l *heldLaunch) hold(apply func(t *task.Task), flush func()) {
+	l.lmu.Lock()
+	defer l.lmu.Unlock()
+	l.apply = apply
+	if l.timer != nil {
+		l.timer.Stop()
+	}
+	l.timer = time.AfterFunc(launchHold, flush)
+}
+
+// taken removes what is held.
+func (l *heldLaunch) taken() func(t *task.Task) {
+	l.lmu.Lock()
+	defer l.lmu.Unlock()
+	a := l.apply
+	l.apply = nil
+	if l.timer != nil {
+		l.timer.Stop()
+	}
+	return a
+}
+
+// store writes what is held now.
+func (l *heldLaunch) store(r *Runner, e *entry) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if a := l.taken(); a != nil {
+		_, _ = r.updateEntry(e, func(t *task.Task) error { a(t); return nil })
+	}
+}
+
+// take hands what is held to the run's last write, once a write of it in
+// flight has landed.
+func (l *heldLaunch) take() func(t *task.Task) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.taken()
+}
+
+// drop forgets what is held (a run that ended without a last write).
+func (l *heldLaunch) drop() { l.taken() }
 
 // execute runs the executor, turning a panic into the task's error so one
 // broken run never takes Conch down.
@@ -224,9 +289,14 @@ func finishCause(ctx context.Context, runErr error) error {
 //lint:ignore ST1005 the task's reason, shown to the person as a sentence
 var errInterrupted = errors.New(InterruptedReason)
 
-// finish writes the run's final status.
-func (r *Runner) finish(e *entry, size *int64, out Outcome, cause error) {
+// finish writes the run's final status, after first (a held launch).
+func (r *Runner) finish(e *entry, size *int64, out Outcome, cause error, first ...func(t *task.Task)) {
 	_, err := r.updateEntry(e, func(t *task.Task) error {
+		for _, f := range first {
+			if f != nil {
+				f(t)
+			}
+		}
 		if size != nil {
 			t.OutputBytes = *size
 		}

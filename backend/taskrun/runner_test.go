@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -485,4 +486,29 @@ func TestShutdownInterruptsAndRestartKeepsEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.waitStatus(t, tk.ID, task.Running)
+}
+
+// A command's start and end cost a write each at most: one that ends
+// within launchHold has its start stored with its end (three revisions:
+// queued, running, done), in order; a longer one has its pid stored while
+// it runs.
+func TestACommandCostsTheStoreFewWrites(t *testing.T) {
+	b := setup(t)
+	quick := b.create(t, "true", task.Auto)
+	d := b.waitStatus(t, quick.ID, task.Done)
+	if d.Rev != 3 || !slices.Equal(d.Steps, []string{"Started true", "Exited with code 0"}) {
+		t.Fatalf("quick command: rev %d, steps %q, pid %d", d.Rev, d.Steps, d.Pid)
+	}
+	slow := b.create(t, "sleep 2", task.Auto)
+	running := b.waitFor(t, slow.ID, "its pid stored", func(tk task.Task) bool { return tk.Pid != 0 })
+	if running.Status != task.Running || running.Current != "Running sleep 2" || !slices.Equal(running.Steps, []string{"Started sleep 2"}) {
+		t.Fatalf("slow command while it runs: %+v", running)
+	}
+	if _, err := b.runner.StopTask(slow.ID); err != nil {
+		t.Fatal(err)
+	}
+	s := b.waitStatus(t, slow.ID, task.Stopped)
+	if s.Steps[0] != "Started sleep 2" || s.Steps[len(s.Steps)-1] != "Stopped" {
+		t.Fatalf("stopped: %q", s.Steps)
+	}
 }
