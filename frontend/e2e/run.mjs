@@ -1918,6 +1918,57 @@ async function main() {
       await logs.click();
     });
 
+    await check('past the first 100 finished tasks: scrolling loads the rest page by page, and a search by title finds one not loaded', async () => {
+      // The oldest of 130 quick tasks, so the first page of the list leaves it out.
+      const needle = await api(origin, token, 'POST', '/api/tasks', { text: 'true', title: 'Find the needle in the haystack', options: { provider: 'shell', mode: 'auto' } });
+      if (needle.status !== 201) throw new Error(`creating the task answered ${needle.status}`);
+      await until('it to finish', async () => (await api(origin, token, 'GET', `/api/tasks/${needle.json.id}`)).json?.status === 'done');
+      for (let i = 0; i < 130; i++) {
+        const made = await api(origin, token, 'POST', '/api/tasks', { text: 'true', title: `Scale row ${i}`, options: { provider: 'shell', mode: 'auto' } });
+        if (made.status !== 201) throw new Error(`creating task ${i} answered ${made.status}`);
+      }
+      await until('all of them to finish', async () => {
+        const l = (await api(origin, token, 'GET', '/api/tasks')).json;
+        return l && l.counts.queued === undefined && l.counts.running === undefined && l.tasks.length >= 100 && l.next !== '';
+      }, 60_000);
+      const overview = (await api(origin, token, 'GET', '/api/tasks')).json;
+      if (overview.tasks.some((/** @type {any} */ t) => t.id === needle.json.id)) throw new Error('the first page holds the oldest task; the check needs more tasks');
+      await page.reload();
+      await visit(page, 'tasks');
+      const finished = page.locator('[data-group="finished"]');
+      const needleCard = finished.locator(`[data-task-card][data-task-id="${needle.json.id}"]`);
+      await finished.locator('[data-task-card]').first().waitFor({ timeout: stepTimeout });
+      const total = Object.entries(overview.counts).reduce((n, [s, c]) => n + (['done', 'failed', 'stopped', 'interrupted'].includes(s) ? Number(c) : 0), 0);
+      await until(`the heading to count all ${total} finished`, async () => ((await finished.locator('h2 .count').textContent()) ?? '').replace(/\D/g, '') === String(total));
+      // The list renders only what is in view: far fewer cards than tasks.
+      const rendered = await finished.locator('[data-task-card]').count();
+      if (rendered >= 100) throw new Error(`${rendered} cards are rendered at once`);
+
+      // The palette asks the server: the task is found though no page holds it.
+      await page.keyboard.press('Control+K');
+      await palette(page).waitFor({ timeout: stepTimeout });
+      await page.keyboard.type('needle haystack');
+      await until('the palette to find the task', async () => ((await palette(page).getByRole('option').first().textContent()) ?? '').includes('Find the needle in the haystack'));
+      await page.keyboard.press('Escape');
+      // So does the filter.
+      const filter = finished.getByRole('searchbox', { name: 'Filter finished tasks' });
+      await filter.fill('needle haystack');
+      await needleCard.waitFor({ timeout: stepTimeout });
+      await finished.getByRole('button', { name: 'Clear' }).click();
+      await until('the card to leave with the filter', async () => (await needleCard.count()) === 0);
+
+      // Scrolling down loads the next pages until the oldest shows.
+      const scroller = page.locator('#tasks .scroll');
+      await until('scrolling to reach the oldest task', async () => {
+        await scroller.evaluate((el) => el.scrollTo({ top: el.scrollHeight }));
+        return (await needleCard.count()) === 1;
+      }, 30_000);
+      const seen = await finished.locator('[data-task-card]').count();
+      if (seen >= 100) throw new Error(`${seen} cards are rendered at the end of the list`);
+      await shoot(page, 'tasks-scrolled-far');
+      await scroller.evaluate((el) => el.scrollTo({ top: 0 }));
+    });
+
     await check('every page at 1440×900 and 900×700, light and dark, with nothing wider than the window', async () => {
       const chatId = parentChat || (await page.locator('nav a[data-chat-id]').first().getAttribute('data-chat-id')) || '';
       /** @type {[string, string][]} */

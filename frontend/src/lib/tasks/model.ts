@@ -106,14 +106,15 @@ export interface Badge {
 }
 
 /**
- * The sidebar badge for these groups, or null when nothing needs you or
- * works. needsYou is the one "needs you" count (tasks' and chats'
- * questions, as Approvals counts them); left out, the tasks' alone.
+ * The sidebar badge for these counts (how many tasks in each status, as the
+ * server keeps them), or null when nothing needs you or works. needsYou is
+ * the one "needs you" count (tasks' and chats' questions, as Approvals
+ * counts them); left out, the tasks' alone.
  */
-export function badgeOf(g: Groups, needsYou?: number): Badge | null {
-  const ask = needsYou ?? g[Group.NeedsYou].length;
+export function badgeOf(counts: Partial<Record<Status, number>>, needsYou?: number): Badge | null {
+  const ask = needsYou ?? counts[Status.NeedsYou] ?? 0;
   if (ask > 0) return { count: ask, needsYou: true, label: ask === 1 ? '1 needs your OK' : `${ask} need your OK` };
-  const working = g[Group.Working].length;
+  const working = counts[Status.Running] ?? 0;
   if (working > 0) return { count: working, needsYou: false, label: `${working} working` };
   return null;
 }

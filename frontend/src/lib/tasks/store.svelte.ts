@@ -105,8 +105,8 @@ export class TasksStore {
   readonly positions: Map<string, number> = $derived(queuePositions(this.groups[Group.Waiting]));
   /** Every pending question, oldest first: the approval inbox. */
   readonly approvals: TaskApproval[] = $derived(approvalsOf(this.groups[Group.NeedsYou]));
-  /** The sidebar badge. */
-  readonly badge: Badge | null = $derived(badgeOf(this.groups));
+  /** The sidebar badge (the tasks' questions alone; the sidebar adds the chats'). */
+  readonly badge: Badge | null = $derived(badgeOf(this.counts));
   /** Background slots: how many hold one now (from the live list) and the limit (from the last load). */
   readonly backgroundSlots: Slots | null = $derived.by(() => {
     const limit = this.concurrent?.background.limit;
@@ -283,8 +283,9 @@ export class TasksStore {
     if (live) {
       // Every event the server sends is one change, whatever this window
       // holds: prev says where the task was ("" or absent: nowhere yet).
+      // (One older than the copy held came late: its change is counted.)
       if (e.type === EventType.TaskDeleted) this.#recount(e.prev ?? before?.status, undefined);
-      else this.#recount(e.prev, e.task.status);
+      else if (!before || e.task.rev >= before.rev) this.#recount(e.prev, e.task.status);
     }
     const changed = applyEvent(this.byId, this.#gone, e);
     if (live && changed && e.type === EventType.TaskChanged) {

@@ -71,9 +71,10 @@ describe('TasksStore', () => {
     await s.reload();
     expect(s.loaded).toBe(true);
     expect(s.groups[Group.Working].map((t) => t.id)).toEqual(['a']);
-    s.enqueue({ type: EventType.TaskChanged, task: makeTask({ id: 'a', status: Status.Done, rev: 3 }) });
-    s.enqueue({ type: EventType.TaskChanged, task: makeTask({ id: 'a', status: Status.Running, rev: 2 }) });
+    s.enqueue({ type: EventType.TaskChanged, task: makeTask({ id: 'a', status: Status.Done, rev: 3 }), prev: Status.Running });
+    s.enqueue({ type: EventType.TaskChanged, task: makeTask({ id: 'a', status: Status.Running, rev: 2 }), prev: Status.Queued });
     expect(s.byId.get('a')?.status).toBe(Status.Done);
+    expect(s.counts).toEqual({ running: 0, done: 1 });
     expect(s.badge).toBeNull();
   });
 

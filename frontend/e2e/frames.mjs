@@ -1,0 +1,242 @@
+// Frame times of the tasks page at scale, against the real server.
+//
+//   npm run frames          (CONCH_BIN=path/to/conch to use another binary;
+//                            FRAMES_TASKS, FRAMES_SECONDS, FRAMES_RATE to change the load)
+//
+// Seeds a throw-away home with 10,000 finished tasks (backend/internal/
+// seedtasks, or CONCH_SEEDTASKS=path/to/a/built/one), starts `conch serve`
+// on it with 16 background slots, opens the tasks page in headless Debian
+// Chromium and, for 10 s, sends about 25 shell tasks a second (`true`,
+// auto: each makes about four changes, so about 100 a second) while the
+// page scrolls the finished list down through several pages. The page records the time
+// between animation frames and counts the task events it is sent.
+//
+// Prints one line and writes it to build/test-artifacts/frames.txt:
+//
+//   ui-frames: p50 X ms p95 Y ms max Z ms over N frames at 10000 tasks, U updates/s
+//
+// with screenshots of the page (light and dark) beside it. It measures and
+// asserts nothing about the times: it exits non-zero only when it could
+// not run.
+
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const frontend = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const root = resolve(frontend, '..');
+const bin = resolve(frontend, process.env.CONCH_BIN ?? '../build/bin/conch');
+const artifacts = resolve(root, 'build/test-artifacts');
+const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const seeded = Number(process.env.FRAMES_TASKS ?? 10_000);
+const seconds = Number(process.env.FRAMES_SECONDS ?? 10);
+/** Shell tasks sent per second; each makes about four changes (queued, running, its start and its end). */
+const rate = Number(process.env.FRAMES_RATE ?? 25);
+/** How far the list scrolls per wheel turn, and how often it turns. */
+const wheelPx = 500;
+const wheelEveryMs = 120;
+
+/** @type {import('node:child_process').ChildProcess | undefined} */
+let server;
+let serverLog = '';
+
+/**
+ * Starts `conch serve` and resolves with the sign-in URL it prints.
+ * @param {string} home
+ * @returns {Promise<string>}
+ */
+function startServer(home) {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(bin, ['serve', '--home', home, '--addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    server = child;
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`conch serve printed no URL within 30 s; its stderr:\n${serverLog}`)), 30_000);
+    child.stderr.on('data', (b) => (serverLog += b.toString()));
+    child.stdout.on('data', (b) => {
+      out += b.toString();
+      const m = /^conch: serving (http:\/\/\S+\/#token=[0-9a-f]+)$/m.exec(out);
+      if (m?.[1]) {
+        clearTimeout(timer);
+        resolvePromise(m[1]);
+      }
+    });
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(new Error(`could not start ${bin}: ${e.message}`));
+    });
+    child.on('exit', (code, sig) => {
+      clearTimeout(timer);
+      reject(new Error(`conch serve exited (${code ?? sig}) before printing its URL; its stderr:\n${serverLog}`));
+    });
+  });
+}
+
+/**
+ * Calls the API with the bearer token.
+ * @param {string} origin
+ * @param {string} token
+ * @param {string} method
+ * @param {string} path
+ * @param {unknown} [body]
+ */
+async function api(origin, token, method, path, body) {
+  /** @type {Record<string, string>} */
+  const headers = { Authorization: `Bearer ${token}` };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const res = await fetch(`${origin}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+/** @param {number[]} sorted @param {number} q */
+const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0;
+
+/** Seeds home with the finished tasks, through a built seedtasks or `go run`. @param {string} home */
+function seed(home) {
+  const built = process.env.CONCH_SEEDTASKS;
+  if (built) execFileSync(built, ['-home', home, '-n', String(seeded)], { stdio: 'inherit' });
+  else execFileSync('go', ['run', './backend/internal/seedtasks', '-home', home, '-n', String(seeded)], { cwd: root, stdio: 'inherit' });
+}
+
+async function main() {
+  mkdirSync(artifacts, { recursive: true });
+  if (!existsSync(bin)) throw new Error(`no server binary at ${bin}; run \`make build\` at the repo root, or set CONCH_BIN`);
+  if (!existsSync(chromiumPath)) throw new Error(`no Chromium at ${chromiumPath}; install Debian's chromium package (apt-get install chromium)`);
+  const home = mkdtempSync(join(tmpdir(), 'conch-frames-home-'));
+  try {
+    seed(home);
+    const url = await startServer(home);
+    const origin = new URL(url).origin;
+    const token = new URL(url).hash.replace(/^#token=/, '');
+    const limits = await api(origin, token, 'PATCH', '/api/preferences', { limits: { background: 16 } });
+    if (limits !== 200) throw new Error(`raising the background limit answered ${limits}`);
+
+    const browser = await chromium.launch({
+      executablePath: chromiumPath,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic'],
+    });
+    try {
+      const context = await browser.newContext({ viewport: { width: 1200, height: 820 }, colorScheme: 'light' });
+      const page = await context.newPage();
+      /** @type {string[]} */
+      const errors = [];
+      page.on('pageerror', (e) => errors.push(e.message));
+      await page.goto(url);
+      await page.locator('nav a[href="#tasks"]').click();
+      await page.getByRole('heading', { name: 'Tasks', level: 1 }).waitFor({ timeout: 20_000 });
+      const finished = page.locator('[data-group="finished"]');
+      await finished.locator('[data-task-card]').first().waitFor({ timeout: 20_000 });
+      await page.mouse.move(600, 500);
+
+      // The page's own record: the gap between frames, and the task events
+      // it is sent (on a socket of its own, the way the app listens).
+      await page.evaluate(async (tok) => {
+        const w = /** @type {any} */ (window);
+        w.frames = [];
+        w.updates = 0;
+        w.long = [];
+        new PerformanceObserver((l) => {
+          if (w.recording) for (const e of l.getEntries()) w.long.push(e.duration);
+        }).observe({ type: 'longtask', buffered: false });
+        w.recording = false;
+        const { ticket } = await (await fetch('/api/events/ticket', { method: 'POST', headers: { Authorization: `Bearer ${tok}` } })).json();
+        const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/api/events?ticket=${encodeURIComponent(ticket)}`);
+        ws.onmessage = (m) => {
+          if (w.recording && /"type":"task\.(changed|deleted)"/.test(String(m.data))) w.updates++;
+        };
+        await new Promise((r, j) => ((ws.onopen = r), (ws.onerror = j)));
+        /** @type {number | undefined} */
+        let last;
+        const tick = (/** @type {number} */ t) => {
+          if (w.recording && last !== undefined) w.frames.push(t - last);
+          last = t;
+          requestAnimationFrame(tick);
+        };
+        requestAnimationFrame(tick);
+      }, token);
+
+      const cardsBefore = await finished.locator('[data-task-card]').count();
+      await page.evaluate(() => (/** @type {any} */ (window).recording = true));
+      const started = Date.now();
+      const end = started + seconds * 1000;
+      let sent = 0;
+      let refused = 0;
+      let inFlight = 0;
+      /** @type {Promise<void>[]} */
+      const posts = [];
+      const load = (async () => {
+        while (Date.now() < end) {
+          const due = Math.floor(((Date.now() - started) / 1000) * rate);
+          while (sent < due && inFlight < 16) {
+            sent++;
+            inFlight++;
+            posts.push(
+              api(origin, token, 'POST', '/api/tasks', { text: 'true', options: { provider: 'shell', mode: 'auto' } })
+                .then((s) => void (s !== 201 && refused++))
+                .catch(() => void refused++)
+                .finally(() => inFlight--),
+            );
+          }
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      })();
+      const scroll = (async () => {
+        while (Date.now() < end) {
+          await page.mouse.wheel(0, wheelPx);
+          await new Promise((r) => setTimeout(r, wheelEveryMs));
+        }
+      })();
+      await Promise.all([load, scroll]);
+      await Promise.all(posts);
+      const record = await page.evaluate(() => {
+        const w = /** @type {any} */ (window);
+        w.recording = false;
+        return { frames: /** @type {number[]} */ (w.frames), updates: /** @type {number} */ (w.updates), long: /** @type {number[]} */ (w.long) };
+      });
+      const took = (Date.now() - started) / 1000;
+      const loaded = await page.evaluate(() => document.querySelector('[data-group="finished"] .vlist')?.getBoundingClientRect().height ?? 0);
+
+      const sorted = [...record.frames].sort((a, b) => a - b);
+      if (sorted.length === 0) throw new Error('the page drew no frame while it was recorded');
+      const f = (/** @type {number} */ n) => n.toFixed(1);
+      const line = `ui-frames: p50 ${f(quantile(sorted, 0.5))} ms p95 ${f(quantile(sorted, 0.95))} ms max ${f(sorted[sorted.length - 1] ?? 0)} ms over ${sorted.length} frames at ${seeded} tasks, ${Math.round(record.updates / took)} updates/s`;
+      console.log(line);
+      console.log(
+        `  (${sent} tasks sent${refused ? `, ${refused} refused` : ''} in ${took.toFixed(1)} s; ${cardsBefore} cards rendered at the start; the finished list grew to ${Math.round(loaded)} px; ${record.long.length} long tasks, ${Math.round(record.long.reduce((a, b) => a + b, 0))} ms in all${errors.length ? `; page errors: ${errors.join(' | ')}` : ''})`,
+      );
+      writeFileSync(join(artifacts, 'frames.txt'), `${line}\n`);
+
+      // The page as it looks at that size, in light and dark.
+      await page.locator('#tasks .scroll').evaluate((el) => el.scrollTo({ top: 0 }));
+      for (const colorScheme of /** @type {const} */ (['light', 'dark'])) {
+        await page.emulateMedia({ colorScheme });
+        await page.waitForTimeout(300);
+        await page.screenshot({ path: join(artifacts, `frames-tasks-${colorScheme}.png`) });
+      }
+    } finally {
+      await browser.close().catch(() => {});
+    }
+  } finally {
+    if (server && server.exitCode === null) {
+      server.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+process.on('exit', () => {
+  if (server && server.exitCode === null) server.kill('SIGKILL');
+});
+
+try {
+  await main();
+} catch (e) {
+  console.error(`frames: could not run: ${e instanceof Error ? e.message : String(e)}`);
+  if (serverLog.trim() !== '') console.error(`server stderr:\n${serverLog.trim().split('\n').slice(-20).join('\n')}`);
+  process.exit(1);
+}
