@@ -138,7 +138,7 @@ func newCrashRig(t *testing.T, seed uint64) *crashRig {
 	r := &crashRig{
 		t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 1)),
 		home: t.TempDir(), plain: t.TempDir(), repo: gitRepo(t),
-		saw:   newSightings(),
+		saw: newSightings(),
 		stats: crashStats{statusAtKill: map[task.Status]int{}, resumed: map[task.Kind]int{},
 			partialShell: map[string]bool{}, wholeShell: map[string]bool{}},
 	}
@@ -958,4 +958,3 @@ func (s *server) output(id string) ([]byte, error) {
 		all = append(all, b...)
 	}
 }
-

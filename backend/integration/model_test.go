@@ -178,13 +178,6 @@ func startModel(t *testing.T, seed uint64) *modelServer {
 	return ms
 }
 
-// requests returns what the server got, oldest first.
-func (ms *modelServer) requests() []request {
-	ms.mu.Lock()
-	defer ms.mu.Unlock()
-	return append([]request(nil), ms.seen...)
-}
-
 // last is the newest request about marker mk from a task's chat.
 func (ms *modelServer) last(mk string) (request, bool) {
 	ms.mu.Lock()
