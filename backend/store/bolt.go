@@ -122,7 +122,7 @@ func Open(path string) (*Bolt, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: OpenTimeout})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: OpenTimeout, FreelistType: bolt.FreelistMapType})
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
 			return nil, inUse(path)
