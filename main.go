@@ -308,6 +308,8 @@ func runDesktop(args []string, stdout, stderr io.Writer) int {
 		Events:      app.bus,
 		Tasks:       func() []task.Task { tasks, _ := app.tasks.Active(); return tasks },
 		Chats:       func() []conversation.Conversation { l, _ := app.svc.ListConversations(); return l.Conversations },
+		AnswerTask:  func(id, askID string, allow bool) error { _, err := app.svc.AnswerTask(id, askID, allow); return err },
+		AnswerChat:  func(id, askID string, allow bool) error { _, err := app.svc.AnswerAsk(id, askID, allow); return err },
 		OnReady:     app.setDesktop,
 	})
 	if errors.Is(err, desktop.ErrUnavailable) {

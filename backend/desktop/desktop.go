@@ -41,6 +41,11 @@ type Options struct {
 	// Chats lists the person's chats: those waiting on an answer are in
 	// the tray's menu.
 	Chats func() []conversation.Conversation
+	// AnswerTask and AnswerChat answer a task's or a chat's question
+	// picked in the tray, by its id: the paths the page uses, which
+	// refuse a question settled meanwhile (nil: the tray cannot answer).
+	AnswerTask func(taskID, askID string, allow bool) error
+	AnswerChat func(chatID, askID string, allow bool) error
 	// OnReady reports how the tray and the global shortcut came up, and gives
 	// a way to bring the window forward (a notification was clicked).
 	OnReady func(tray, shortcut doctor.Feature, bringForward func())

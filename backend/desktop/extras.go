@@ -3,9 +3,9 @@
 package desktop
 
 import (
-	"cmp"
 	"context"
 	"errors"
+	"log/slog"
 
 	"github.com/wailsapp/wails/v2/pkg/runtime"
 
@@ -36,6 +36,8 @@ func (w *window) extras(ctx, wailsCtx context.Context) {
 			Tasks:    func() { bringForward(); publish(event.Event{Type: event.Open}) },
 			OpenTask: func(id string) { bringForward(); publish(event.Event{Type: event.Open, ID: id}) },
 			OpenChat: func(id string) { bringForward(); publish(event.Event{Type: event.OpenChat, ID: id}) },
+			Answer:   w.o.answer,
+			Log:      slog.Default(),
 			Quit:     func() { runtime.Quit(wailsCtx) },
 		})
 		if err != nil {
@@ -81,11 +83,5 @@ func (w *window) chatItems() []tray.Item {
 	if w.o.Chats == nil {
 		return nil
 	}
-	var items []tray.Item
-	for _, c := range w.o.Chats() {
-		if c.Ask != nil {
-			items = append(items, tray.Item{TaskID: c.ID, Title: cmp.Or(c.Title, "New chat"), Chat: true})
-		}
-	}
-	return items
+	return chatQuestions(w.o.Chats())
 }

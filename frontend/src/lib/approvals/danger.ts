@@ -3,6 +3,8 @@
 // few others that lose work for good. Pure and conservative: it reads the
 // command the question shows (the text between backticks, else the whole
 // detail of a command tool) word by word, and only a known shape warns.
+// backend/ask/danger.go is the same check for the tray: keep the two in
+// step (its test holds this file's cases).
 
 import type { Question } from '../backend/contract';
 
