@@ -138,6 +138,8 @@ export class TasksStore {
   readonly #listeners = new Set<ChangeListener>();
 
   readonly #searches = new Set<TaskPages>();
+  /** Tasks and chats' tasks asked for since the last reload. */
+  readonly #asked = new Set<string>();
 
   constructor(backend: Backend, schedule: Scheduler = frameScheduler) {
     this.#backend = backend;
@@ -183,6 +185,32 @@ export class TasksStore {
     const l = await this.#backend.listTasks({ group: 'finished', q, limit });
     for (const t of l.tasks) this.#put(t);
     return l.tasks.map((t) => this.byId.get(t.id) ?? t);
+  }
+
+  /**
+   * Fetches a task the store does not hold (an old one a chat shows), once
+   * until the next reload; it joins the store's, not the finished list.
+   */
+  async ensure(id: string): Promise<void> {
+    if (id === '' || this.byId.has(id) || this.#gone.has(id) || this.#asked.has(id)) return;
+    this.#asked.add(id);
+    try {
+      this.#put(await this.#backend.getTask(id));
+    } catch {
+      // A task that is gone, or a server that is away: the chat shows what it has.
+    }
+  }
+
+  /** Loads the tasks chat id sent (its cards), once until the next reload: most are finished and not loaded. */
+  async loadSentBy(id: string, limit = 500): Promise<void> {
+    if (id === '' || this.#asked.has(`chat:${id}`)) return;
+    this.#asked.add(`chat:${id}`);
+    try {
+      const l = await this.#backend.listTasks({ conversation: id, limit });
+      for (const t of l.tasks) this.#put(t);
+    } catch {
+      this.#asked.delete(`chat:${id}`);
+    }
   }
 
   #setCounts(c: Record<string, number> | undefined): void {
@@ -332,6 +360,7 @@ export class TasksStore {
       );
       this.#setCounts(list.counts);
       for (const p of this.#searches) void p.restart();
+      this.#asked.clear();
       this.concurrent = list.concurrent;
       this.loaded = true;
       this.unauthorized = false;

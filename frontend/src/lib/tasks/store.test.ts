@@ -389,4 +389,23 @@ describe('TasksStore pages', () => {
     s.open('old');
     expect(s.finishedShown.map((t) => t.id)).toEqual(['f1', 'old']);
   });
+
+  it('fetches a task a chat shows once, and a chat’s tasks in one list', async () => {
+    const b = mockBackend([ended('f1', 10)]);
+    b.next = 'p2';
+    const s = new TasksStore(b, now);
+    await s.reload();
+    b.list = [ended('f1', 10), ended('own', 1, { conversationId: 'c9' })];
+    await s.ensure('own');
+    await s.ensure('own');
+    expect(b.getTask).toHaveBeenCalledTimes(1);
+    expect(s.byId.get('own')?.conversationId).toBe('c9');
+    expect(s.finishedShown.map((t) => t.id)).toEqual(['f1']); // not the list's: the pages have not reached it
+    b.listTasks.mockResolvedValueOnce({ tasks: [ended('sent', 2, { parentConversationId: 'c1' })], next: '', counts: {}, concurrent });
+    await s.loadSentBy('c1');
+    await s.loadSentBy('c1');
+    expect(b.listTasks).toHaveBeenLastCalledWith({ conversation: 'c1', limit: 500 });
+    expect(b.listTasks).toHaveBeenCalledTimes(2);
+    expect(s.byId.get('sent')?.parentConversationId).toBe('c1');
+  });
 });
