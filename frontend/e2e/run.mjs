@@ -1957,11 +1957,12 @@ async function main() {
       await finished.getByRole('button', { name: 'Clear' }).click();
       await until('the card to leave with the filter', async () => (await needleCard.count()) === 0);
 
-      // Scrolling down loads the next pages until the oldest shows.
+      // Scrolling down, a screen at a time, loads the next pages until that task shows.
       const scroller = page.locator('#tasks .scroll');
-      await until('scrolling to reach the oldest task', async () => {
-        await scroller.evaluate((el) => el.scrollTo({ top: el.scrollHeight }));
-        return (await needleCard.count()) === 1;
+      await until('scrolling to reach the oldest of them', async () => {
+        if ((await needleCard.count()) === 1) return true;
+        await scroller.evaluate((el) => el.scrollBy({ top: el.clientHeight * 0.8 }));
+        return false;
       }, 30_000);
       const seen = await finished.locator('[data-task-card]').count();
       if (seen >= 100) throw new Error(`${seen} cards are rendered at the end of the list`);
