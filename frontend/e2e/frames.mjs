@@ -19,12 +19,13 @@
 // asserts nothing about the times: it exits non-zero only when it could
 // not run.
 
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { serveConch } from './serve.mjs';
 
 const frontend = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const root = resolve(frontend, '..');
@@ -49,28 +50,10 @@ let serverLog = '';
  * @returns {Promise<string>}
  */
 function startServer(home) {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(bin, ['serve', '--home', home, '--addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    server = child;
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`conch serve printed no URL within 30 s; its stderr:\n${serverLog}`)), 30_000);
-    child.stderr.on('data', (b) => (serverLog += b.toString()));
-    child.stdout.on('data', (b) => {
-      out += b.toString();
-      const m = /^conch: serving (http:\/\/\S+\/#token=[0-9a-f]+)$/m.exec(out);
-      if (m?.[1]) {
-        clearTimeout(timer);
-        resolvePromise(m[1]);
-      }
-    });
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      reject(new Error(`could not start ${bin}: ${e.message}`));
-    });
-    child.on('exit', (code, sig) => {
-      clearTimeout(timer);
-      reject(new Error(`conch serve exited (${code ?? sig}) before printing its URL; its stderr:\n${serverLog}`));
-    });
+  return serveConch({
+    bin, home, timeoutMs: 30_000,
+    onSpawn: (child) => (server = child),
+    onStderr: (text) => (serverLog += text),
   });
 }
 

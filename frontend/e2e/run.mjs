@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { serveConch } from './serve.mjs';
 
 const frontend = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = resolve(frontend, process.env.CONCH_BIN ?? '../build/bin/conch');
@@ -65,28 +66,10 @@ for (const sig of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
  * @returns {Promise<string>}
  */
 function startServer(home, addr, env = {}) {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(bin, ['serve', '--home', home, '--addr', addr], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-    server = child;
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`conch serve printed no URL within 15 s; its stderr:\n${serverLog}`)), 15_000);
-    child.stderr.on('data', (b) => (serverLog += b.toString()));
-    child.stdout.on('data', (b) => {
-      out += b.toString();
-      const m = /^conch: serving (http:\/\/\S+\/#token=[0-9a-f]+)$/m.exec(out);
-      if (m?.[1]) {
-        clearTimeout(timer);
-        resolvePromise(m[1]);
-      }
-    });
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      reject(new Error(`could not start ${bin}: ${e.message}`));
-    });
-    child.on('exit', (code, sig) => {
-      clearTimeout(timer);
-      reject(new Error(`conch serve exited (${code ?? sig}) before printing its URL; its stderr:\n${serverLog}`));
-    });
+  return serveConch({
+    bin, home, addr, env,
+    onSpawn: (child) => (server = child),
+    onStderr: (text) => (serverLog += text),
   });
 }
 
