@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,34 +21,23 @@ func seedFinished(t testing.TB, st *store.Bolt, n int) []string {
 	t.Helper()
 	base := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 	ids := make([]string, n)
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	sem := make(chan struct{}, 32) // writers at once, so commits are shared
+	ts := make([]task.Task, n)
 	for i := range n {
 		ids[n-1-i] = fmt.Sprintf("task-%05d", i)
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			ended := base.Add(time.Duration(i) * time.Second)
-			tk := task.Task{
-				ID: fmt.Sprintf("task-%05d", i), Kind: task.Background, Provider: "shell", Mode: task.Auto,
-				Status: task.Done, Title: fmt.Sprintf("build %d", i), Text: "true", Steps: []string{},
-				CreatedAt: ended.Add(-time.Second), EndedAt: &ended, Rev: 2, Wake: task.WakeNone,
-			}
-			if i%4 == 0 {
-				tk.Status = task.Failed
-			}
-			if i%3 == 0 {
-				tk.Title = fmt.Sprintf("Deploy %d to staging", i)
-			}
-			if err := st.PutTask(tk); err != nil {
-				errs <- err
-			}
-		})
+		ended := base.Add(time.Duration(i) * time.Second)
+		ts[i] = task.Task{
+			ID: fmt.Sprintf("task-%05d", i), Kind: task.Background, Provider: "shell", Mode: task.Auto,
+			Status: task.Done, Title: fmt.Sprintf("build %d", i), Text: "true", Steps: []string{},
+			CreatedAt: ended.Add(-time.Second), EndedAt: &ended, Rev: 2, Wake: task.WakeNone,
+		}
+		if i%4 == 0 {
+			ts[i].Status = task.Failed
+		}
+		if i%3 == 0 {
+			ts[i].Title = fmt.Sprintf("Deploy %d to staging", i)
+		}
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	if err := st.PutTasks(ts); err != nil {
 		t.Fatal(err)
 	}
 	return ids

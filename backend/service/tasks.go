@@ -117,8 +117,7 @@ func (s *Service) ListTasks(q TaskQuery) (TaskList, error) {
 	case q.Group != "":
 		p, err = r.Page(store.Group(q.Group), store.TaskFilter{Statuses: q.Statuses, Query: q.Query}, q.Cursor, q.Limit)
 	default:
-		var active []task.Task
-		active, l.Concurrent = r.Active()
+		active, _ := r.Active()
 		p, err = r.Page(store.GroupFinished, store.TaskFilter{}, "", q.Limit)
 		p.Tasks = append(active, p.Tasks...)
 	}

@@ -21,23 +21,17 @@ func seedDone(t *testing.T, dbPath string, n int) []string {
 	}
 	defer st.Close()
 	ids := make([]string, n)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 32)
+	ts := make([]task.Task, n)
 	ended := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 	for i := range n {
 		ids[i] = fmt.Sprintf("done-%05d", i)
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			end := ended.Add(time.Duration(i) * time.Millisecond)
-			tk := task.Task{ID: ids[i], Kind: task.Background, Status: task.Done, Title: "true", Text: "true",
-				Provider: "shell", Mode: task.Auto, Steps: []string{}, CreatedAt: ended, EndedAt: &end, Rev: 3, Wake: task.WakeNone}
-			if err := st.PutTask(tk); err != nil {
-				t.Error(err)
-			}
-		})
+		end := ended.Add(time.Duration(i) * time.Millisecond)
+		ts[i] = task.Task{ID: ids[i], Kind: task.Background, Status: task.Done, Title: "true", Text: "true",
+			Provider: "shell", Mode: task.Auto, Steps: []string{}, CreatedAt: ended, EndedAt: &end, Rev: 3, Wake: task.WakeNone}
 	}
-	wg.Wait()
+	if err := st.PutTasks(ts); err != nil {
+		t.Fatal(err)
+	}
 	return ids
 }
 

@@ -541,16 +541,16 @@ func (r *Runner) concurrentLocked() Concurrent {
 // (see store.TasksInGroup). The store is never behind the live records:
 // every change is stored before it is kept.
 func (r *Runner) Page(g store.Group, f store.TaskFilter, cursor string, limit int) (store.Page, error) {
-	p, err := r.cfg.Store.TasksInGroup(g, f, cursor, limit)
-	if errors.Is(err, store.ErrBadCursor) {
-		return p, fmt.Errorf("%w: the cursor is not one this list gave out", ErrInvalid)
-	}
-	return p, err
+	return pageOf(r.cfg.Store.TasksInGroup(g, f, cursor, limit))
 }
 
 // TasksOf is a page of the tasks sent from chat parent, newest first.
 func (r *Runner) TasksOf(parent, cursor string, limit int) (store.Page, error) {
-	p, err := r.cfg.Store.TasksOf(parent, cursor, limit)
+	return pageOf(r.cfg.Store.TasksOf(parent, cursor, limit))
+}
+
+// pageOf turns the store's refusal of a cursor into the runner's.
+func pageOf(p store.Page, err error) (store.Page, error) {
 	if errors.Is(err, store.ErrBadCursor) {
 		return p, fmt.Errorf("%w: the cursor is not one this list gave out", ErrInvalid)
 	}
