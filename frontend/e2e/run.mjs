@@ -1892,9 +1892,30 @@ async function main() {
       await keep.fill('30');
       await keep.press('Enter');
       await until('the server to keep finished tasks 30 days', async () => (await api(origin, token, 'GET', '/api/preferences')).json.retentionDays === 30);
-      await keep.fill('90');
-      await keep.press('Enter');
-      await until('the retention back at 90', async () => (await api(origin, token, 'GET', '/api/preferences')).json.retentionDays === 90);
+      // The person types on while a save is on its way: the answer to the first must not
+      // overwrite what they typed since, and the saves land in the order they were made.
+      let release;
+      const held = new Promise((resolve) => (release = resolve));
+      await page.route('**/api/preferences', async (route) => {
+        if (route.request().method() === 'PATCH' && JSON.parse(route.request().postData() ?? '{}').retentionDays === 45) await held;
+        await route.continue();
+      });
+      const state = page.locator('[data-setting="retentionDays"] .saved');
+      try {
+        await keep.fill('45');
+        await keep.press('Enter');
+        await until('the save on its way', async () => (await state.textContent()) === 'Saving…');
+        await keep.fill('90');
+        release();
+        await until('the first save answered', async () => (await state.textContent()) === 'Saved');
+        if ((await api(origin, token, 'GET', '/api/preferences')).json.retentionDays !== 45) throw new Error('the held save did not land');
+        if ((await keep.inputValue()) !== '90') throw new Error(`the answer overwrote what was typed since: the field shows ${await keep.inputValue()}`);
+        await keep.press('Enter');
+        await until('the retention back at 90', async () => (await api(origin, token, 'GET', '/api/preferences')).json.retentionDays === 90);
+      } finally {
+        release();
+        await page.unroute('**/api/preferences');
+      }
       await button.scrollIntoViewIfNeeded();
       await page.mouse.move(0, 0);
       await shoot(page, 'settings-backup');
