@@ -29,7 +29,9 @@ import (
 //  1. tasks, conversations, messages, preferences, providers, spend.
 //  2. the task index (see taskindex.go), built at Open from the records of
 //     a version 1 database.
-const SchemaVersion = 2
+//  3. the conversation index (see convindex.go), built at Open from the
+//     records of an older database.
+const SchemaVersion = 3
 
 // OpenTimeout is how long Open waits for another process to release the
 // database's file lock before it gives up with ErrInUse.
@@ -57,7 +59,7 @@ var (
 	keySchema = []byte("schema")
 	keyPrefs  = []byte("preferences")
 
-	buckets = [][]byte{bucketMeta, bucketTasks, bucketTaskIndex, bucketPrefs, bucketConvs, bucketMsgs, bucketProviders, bucketProviderKeys, bucketSpend}
+	buckets = [][]byte{bucketMeta, bucketTasks, bucketTaskIndex, bucketPrefs, bucketConvs, bucketConvIndex, bucketMsgs, bucketProviders, bucketProviderKeys, bucketSpend}
 )
 
 // Bolt is the bbolt-backed Store. All writes go through one goroutine that
@@ -98,11 +100,12 @@ type op struct {
 	// mustExist makes the request fail with ErrNotFound (and apply none of
 	// its ops) when key is absent, e.g. deleting an unknown task.
 	mustExist bool
-	// index keeps the task index in step with a task record; entries are
-	// the record's index entries (nil for a delete), made by the caller so
-	// the writer decodes nothing.
-	index   bool
-	entries indexed
+	// index keeps the task index (convIndex: the conversation index) in
+	// step with the record; entries are the record's index entries (nil
+	// for a delete), made by the caller so the writer decodes nothing.
+	index     bool
+	convIndex bool
+	entries   indexed
 }
 
 // request is what a caller hands the writer: ops applied together, in order,
@@ -166,6 +169,11 @@ func prepare(tx *bolt.Tx) error {
 	if meta.Get(keyTaskIndexed) == nil {
 		if err := buildTaskIndex(tx); err != nil {
 			return fmt.Errorf("index the tasks: %w", err)
+		}
+	}
+	if meta.Get(keyConvIndexed) == nil {
+		if err := buildConvIndex(tx); err != nil {
+			return fmt.Errorf("index the conversations: %w", err)
 		}
 	}
 	if v, _ := strconv.Atoi(string(meta.Get(keySchema))); v < SchemaVersion {
@@ -498,12 +506,15 @@ func (o op) apply(tx *bolt.Tx, counts *countsTx) error {
 	} else {
 		err = bk.Put(o.key, o.value)
 	}
-	if err != nil || !o.index {
+	if err != nil || (!o.index && !o.convIndex) {
 		return err
 	}
 	var now *indexed
 	if !o.del {
 		now = &o.entries
+	}
+	if o.convIndex {
+		return indexConversation(tx, o.key, now)
 	}
 	return indexTask(tx, counts, o.key, now)
 }

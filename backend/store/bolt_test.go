@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -397,19 +398,19 @@ func TestSchemaVersion(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if got := readMeta(t, path); got != "2" {
-		t.Fatalf("schema version = %q, want 2", got)
+	if got, want := readMeta(t, path), strconv.Itoa(SchemaVersion); got != want {
+		t.Fatalf("schema version = %q, want %s", got, want)
 	}
 
-	writeMeta(t, path, "3")
+	writeMeta(t, path, strconv.Itoa(SchemaVersion+1))
 	_, err := Open(path)
 	if !errors.Is(err, ErrSchemaTooNew) {
 		t.Fatalf("Open of newer schema: err = %v, want ErrSchemaTooNew", err)
 	}
-	if !strings.Contains(err.Error(), "version 3") || !strings.Contains(err.Error(), path) {
+	if !strings.Contains(err.Error(), "version "+strconv.Itoa(SchemaVersion+1)) || !strings.Contains(err.Error(), path) {
 		t.Errorf("error does not say which file and version: %v", err)
 	}
-	if got := readMeta(t, path); got != "3" {
+	if got := readMeta(t, path); got != strconv.Itoa(SchemaVersion+1) {
 		t.Fatalf("refused open changed the schema to %q", got)
 	}
 

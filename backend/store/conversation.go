@@ -20,8 +20,19 @@ type Conversations interface {
 	// Conversation returns one conversation, or ErrNotFound.
 	Conversation(id string) (conversation.Conversation, error)
 	// Conversations returns every conversation, oldest (CreatedAt, then ID)
-	// first.
+	// first (backups and tests: Conch itself reads through the index).
 	Conversations() ([]conversation.Conversation, error)
+	// Chats is a page of the person's chats, the most recently changed
+	// first, whose titles hold every word of query.
+	Chats(query, cursor string, limit int) (ChatPage, error)
+	// TaskChatsOf are the chats of the tasks sent from chat parent.
+	TaskChatsOf(parent string) ([]conversation.Conversation, error)
+	// ChatsInJob are the chats of a delegate's helpers.
+	ChatsInJob(job string) ([]conversation.Conversation, error)
+	// UnsettledConversations are those stored as replying or asking.
+	UnsettledConversations() ([]conversation.Conversation, error)
+	// AskingChats are the person's chats waiting for an answer.
+	AskingChats() ([]conversation.Conversation, error)
 	// PutConversation writes c and appends msgs in one transaction; when it
 	// returns nil, all of it is durable.
 	PutConversation(c conversation.Conversation, msgs ...conversation.Message) error
@@ -104,7 +115,7 @@ func (b *Bolt) PutConversation(c conversation.Conversation, msgs ...conversation
 	if err != nil {
 		return fmt.Errorf("put conversation %s: encode: %w", c.ID, err)
 	}
-	ops := []op{{bucket: bucketConvs, key: []byte(c.ID), value: v}}
+	ops := []op{{bucket: bucketConvs, key: []byte(c.ID), value: v, convIndex: true, entries: convIndexOf(c)}}
 	for _, m := range msgs {
 		if m.ConversationID != c.ID || m.Seq == 0 {
 			return fmt.Errorf("put conversation %s: message %q has conversation %q and seq %d", c.ID, m.ID, m.ConversationID, m.Seq)

@@ -229,17 +229,33 @@ func putTaskCounts(tx *bolt.Tx, counts map[task.Status]int) error {
 }
 
 // indexTask brings task id's index entries to now (nil: the task was
-// deleted), replacing those its reverse record names.
+// deleted), replacing those its reverse record names, and its status's count.
 func indexTask(tx *bolt.Tx, counts *countsTx, id []byte, now *indexed) error {
-	idx := tx.Bucket(bucketTaskIndex)
-	rk := reverseKey(id)
-	if old := idx.Get(rk); old != nil {
-		status, keys, ok := decodeReverse(old)
-		if ok {
-			if err := counts.add(tx, status, -1); err != nil {
-				return err
-			}
+	old, had, err := reindex(tx.Bucket(bucketTaskIndex), id, now)
+	if err != nil {
+		return err
+	}
+	if had {
+		if err := counts.add(tx, old, -1); err != nil {
+			return err
 		}
+	}
+	if now == nil {
+		return nil
+	}
+	return counts.add(tx, now.status, 1)
+}
+
+// reindex brings the entries of record id in the index bucket idx to now
+// (nil: the record is gone), replacing those its reverse record names. It
+// returns the status the reverse record held, and whether there was one.
+func reindex(idx *bolt.Bucket, id []byte, now *indexed) (task.Status, bool, error) {
+	rk := reverseKey(id)
+	var old task.Status
+	had := false
+	if raw := idx.Get(rk); raw != nil {
+		status, keys, ok := decodeReverse(raw)
+		old, had = status, ok
 		// Copied first: bbolt's slices are valid only until the next change.
 		for _, k := range keys {
 			k = bytes.Clone(k)
@@ -249,22 +265,24 @@ func indexTask(tx *bolt.Tx, counts *countsTx, id []byte, now *indexed) error {
 				}
 			}
 			if err := idx.Delete(k); err != nil {
-				return err
+				return "", false, err
 			}
 		}
 	}
 	if now == nil {
-		return idx.Delete(rk)
+		return old, had, idx.Delete(rk)
 	}
-	if err := counts.add(tx, now.status, 1); err != nil {
-		return err
-	}
-	for k, v := range now.entries {
+	return old, had, putIndexed(idx, id, *now)
+}
+
+// putIndexed writes x's entries and its reverse record for id.
+func putIndexed(idx *bolt.Bucket, id []byte, x indexed) error {
+	for k, v := range x.entries {
 		if err := idx.Put([]byte(k), v); err != nil {
 			return err
 		}
 	}
-	return idx.Put(rk, now.encode())
+	return idx.Put(reverseKey(id), x.encode())
 }
 
 // buildTaskIndex indexes every task from scratch (a database from before
@@ -286,13 +304,7 @@ func buildTaskIndex(tx *bolt.Tx) error {
 			return nil // reported by whoever reads it
 		}
 		counts[t.Status]++
-		x := indexOf(t)
-		for ik, iv := range x.entries {
-			if err := idx.Put([]byte(ik), iv); err != nil {
-				return err
-			}
-		}
-		return idx.Put(reverseKey(k), x.encode())
+		return putIndexed(idx, k, indexOf(t))
 	})
 	if err != nil {
 		return err
