@@ -307,7 +307,7 @@ func runDesktop(args []string, stdout, stderr io.Writer) int {
 		FormatError: func(err error) any { return errcode.BodyOf(err) },
 		Events:      app.bus,
 		Tasks:       func() []task.Task { tasks, _ := app.tasks.Active(); return tasks },
-		Chats:       func() []conversation.Conversation { l, _ := app.svc.ListConversations(); return l.Conversations },
+		Chats:       func() []conversation.Conversation { cs, _ := app.chats.Asking(); return cs },
 		AnswerTask:  func(id, askID string, allow bool) error { _, err := app.svc.AnswerTask(id, askID, allow); return err },
 		AnswerChat:  func(id, askID string, allow bool) error { _, err := app.svc.AnswerAsk(id, askID, allow); return err },
 		OnReady:     app.setDesktop,

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -109,8 +110,13 @@ type Manager struct {
 	// extra are the hand-off tools and prompt (Offer); nil: none.
 	extra ToolSource
 
-	mu      sync.Mutex // guards the fields below
+	mu sync.Mutex // guards the fields below
+	// entries holds the conversations someone is using (a turn, a call
+	// in progress) and a bounded cache of others (see acquire): most
+	// conversations are finished tasks' chats, read from the store when
+	// asked for, so memory does not grow with them.
 	entries map[string]*entry
+	tick    int64 // counts uses, to find the least recently used
 	started bool
 	closed  bool
 	ctx     context.Context
@@ -120,6 +126,14 @@ type Manager struct {
 
 // entry is the live state of one conversation; mu orders its changes.
 type entry struct {
+	// refs counts who holds it: a held entry is never dropped from the
+	// cache, so no change is ever made through an entry that is not the
+	// conversation's only one. It is raised under Manager.mu by acquire,
+	// or by hold from one who holds it already. used (guarded by
+	// Manager.mu) is when it was last acquired.
+	refs atomic.Int32
+	used int64
+
 	mu     sync.Mutex
 	c      conversation.Conversation
 	cancel context.CancelCauseFunc // set while a turn runs
@@ -201,11 +215,11 @@ func (m *Manager) toolSource() ToolSource {
 // InterruptedNotice is said in a chat that was replying when Conch stopped.
 const InterruptedNotice = "Conch stopped while this chat was replying."
 
-// Start loads every conversation and settles the ones a Conch that died
-// left replying or asking.
+// Start settles the conversations a Conch that died left replying or
+// asking; the others are read from the store when they are asked for.
 func (m *Manager) Start(ctx context.Context) error {
-	cs, err := m.cfg.Store.Conversations()
-	if err != nil && !errors.Is(err, store.ErrCorrupt) {
+	cs, err := m.cfg.Store.UnsettledConversations()
+	if err != nil {
 		return fmt.Errorf("start chats: %w", err)
 	}
 	m.mu.Lock()
@@ -215,29 +229,36 @@ func (m *Manager) Start(ctx context.Context) error {
 	}
 	m.started = true
 	m.ctx, m.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
-	for _, c := range cs {
-		m.entries[c.ID] = &entry{c: c}
-	}
 	m.mu.Unlock()
 	for _, c := range cs {
-		if !c.Running && c.Ask == nil {
-			continue
+		if err := m.heal(c); err != nil {
+			return err
 		}
-		e := m.entries[c.ID]
-		if m.cfg.HomeMark != "" {
-			m.cfg.Reap(procmark.Mark{Home: m.cfg.HomeMark, Chat: c.ID})
-		}
-		var msgs []conversation.Message
-		if c.Ask != nil {
-			msgs = append(msgs, m.answerMessage(*c.Ask, ask.Stopped))
-		}
-		msgs = append(msgs, m.notice(InterruptedNotice))
-		if _, err := m.update(e, func(c *conversation.Conversation) error {
-			c.Running, c.Ask = false, nil
-			return nil
-		}, msgs...); err != nil {
-			return fmt.Errorf("heal conversation %s: %w", c.ID, err)
-		}
+	}
+	return nil
+}
+
+// heal settles c, which a Conch that died left replying or asking: what
+// it left running is ended, the question is withdrawn and the chat says so.
+func (m *Manager) heal(c conversation.Conversation) error {
+	e, release, err := m.acquire(c.ID)
+	if err != nil {
+		return fmt.Errorf("heal conversation %s: %w", c.ID, err)
+	}
+	defer release()
+	if m.cfg.HomeMark != "" {
+		m.cfg.Reap(procmark.Mark{Home: m.cfg.HomeMark, Chat: c.ID})
+	}
+	var msgs []conversation.Message
+	if c.Ask != nil {
+		msgs = append(msgs, m.answerMessage(*c.Ask, ask.Stopped))
+	}
+	msgs = append(msgs, m.notice(InterruptedNotice))
+	if _, err := m.update(e, func(c *conversation.Conversation) error {
+		c.Running, c.Ask = false, nil
+		return nil
+	}, msgs...); err != nil {
+		return fmt.Errorf("heal conversation %s: %w", c.ID, err)
 	}
 	return nil
 }
@@ -327,6 +348,7 @@ func (m *Manager) Create(req CreateRequest) (conversation.Conversation, error) {
 	}
 	m.mu.Lock()
 	m.entries[c.ID] = &entry{c: c}
+	m.trimLocked()
 	m.mu.Unlock()
 	m.publish(c)
 	return c.Clone(), nil
@@ -362,30 +384,44 @@ func checkLimit(l float64) error {
 	return nil
 }
 
-// List returns the person's chats (task chats excluded), the most recently
-// changed first.
-func (m *Manager) List() []conversation.Conversation {
-	m.mu.Lock()
-	entries := make([]*entry, 0, len(m.entries))
-	for _, e := range m.entries {
-		entries = append(entries, e)
+// Bounds of a page of the chat list.
+const (
+	ListDefault = 100
+	ListMax     = 500
+)
+
+// ChatList is a page of the person's chats and the cursor of the next one
+// ("" at the end).
+type ChatList struct {
+	Conversations []conversation.Conversation `json:"conversations" ts:"notnull"`
+	Next          string                      `json:"next"`
+}
+
+// List returns a page of the person's chats (task chats excluded), the
+// most recently changed first, whose titles hold every word of query:
+// limit of them (0: ListDefault, at most ListMax) after cursor ("" for the
+// first page; else a Next it gave).
+func (m *Manager) List(query, cursor string, limit int) (ChatList, error) {
+	if limit < 0 || limit > ListMax {
+		return ChatList{}, fmt.Errorf("%w: limit must be between 1 and %d", ErrInvalid, ListMax)
 	}
-	m.mu.Unlock()
-	out := []conversation.Conversation{}
-	for _, e := range entries {
-		e.mu.Lock()
-		if e.c.Origin.Kind != conversation.FromTask {
-			out = append(out, e.c.Clone())
-		}
-		e.mu.Unlock()
+	if limit == 0 {
+		limit = ListDefault
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].UpdatedAt.Equal(out[j].UpdatedAt) {
-			return out[i].UpdatedAt.After(out[j].UpdatedAt)
-		}
-		return out[i].ID < out[j].ID
-	})
-	return out
+	p, err := m.cfg.Store.Chats(query, cursor, limit)
+	if errors.Is(err, store.ErrBadCursor) {
+		return ChatList{}, fmt.Errorf("%w: cursor %q is not one this list gave (start again without it)", ErrInvalid, cursor)
+	}
+	if err != nil {
+		return ChatList{}, fmt.Errorf("list chats: %w", err)
+	}
+	return ChatList{Conversations: p.Conversations, Next: p.Next}, nil
+}
+
+// Asking are the person's chats waiting for an answer (task chats' questions
+// are their tasks').
+func (m *Manager) Asking() ([]conversation.Conversation, error) {
+	return m.cfg.Store.AskingChats()
 }
 
 // Page is a conversation with a page of its messages.
@@ -401,10 +437,11 @@ type Page struct {
 // Get returns a conversation with up to limit of its messages before seq
 // before (0: the newest). limit 0 means 100; at most 500.
 func (m *Manager) Get(id string, before uint64, limit int) (Page, error) {
-	e, err := m.entry(id)
+	e, release, err := m.acquire(id)
 	if err != nil {
 		return Page{}, err
 	}
+	defer release()
 	if limit < 0 || limit > pageMax {
 		return Page{}, fmt.Errorf("%w: limit must be between 1 and %d", ErrInvalid, pageMax)
 	}
@@ -441,10 +478,11 @@ type PatchRequest struct {
 // Patch changes a conversation. A mode change applies from the next tool
 // call, a provider or model change from the next provider call.
 func (m *Manager) Patch(id string, req PatchRequest) (conversation.Conversation, error) {
-	e, err := m.entry(id)
+	e, release, err := m.acquire(id)
 	if err != nil {
 		return conversation.Conversation{}, err
 	}
+	defer release()
 	if req.Mode != nil && !task.Mode(*req.Mode).Valid() {
 		return conversation.Conversation{}, fmt.Errorf("%w: unknown mode %q (plan, ask, edits or auto)", ErrInvalid, *req.Mode)
 	}
@@ -543,21 +581,28 @@ func (m *Manager) narrowTasks(parent conversation.Conversation) {
 	if parent.Origin.Kind == conversation.FromTask {
 		return
 	}
-	m.mu.Lock()
-	var kids []*entry
-	for _, e := range m.entries {
-		kids = append(kids, e)
+	kids, err := m.cfg.Store.TaskChatsOf(parent.ID)
+	if err != nil {
+		m.cfg.Log.Error("narrow the modes of a chat's tasks", "conversation", parent.ID, "err", err)
+		return
 	}
-	m.mu.Unlock()
-	for _, e := range kids {
+	for _, kid := range kids {
+		if !kid.Mode.Wider(parent.Mode) {
+			continue // as stored now: the entry may only be narrower still
+		}
+		e, release, err := m.acquire(kid.ID)
+		if err != nil {
+			continue
+		}
 		e.mu.Lock()
-		if e.c.Origin.ParentID == parent.ID && e.c.Mode.Wider(parent.Mode) {
+		if e.c.Mode.Wider(parent.Mode) {
 			_, _ = m.updateLocked(e, func(c *conversation.Conversation) error {
 				c.Mode = parent.Mode
 				return nil
 			}, m.notice(fmt.Sprintf("Mode: %s, as the chat this came from.", parent.Mode)))
 		}
 		e.mu.Unlock()
+		release()
 	}
 }
 
@@ -565,10 +610,11 @@ func (m *Manager) narrowTasks(parent conversation.Conversation) {
 // conversation runs one turn at a time: while one runs, Send is refused
 // with ErrConflict.
 func (m *Manager) Send(id, text string) (conversation.Message, error) {
-	e, err := m.entry(id)
+	e, release, err := m.acquire(id)
 	if err != nil {
 		return conversation.Message{}, err
 	}
+	defer release()
 	if strings.TrimSpace(text) == "" {
 		return conversation.Message{}, fmt.Errorf("%w: text is empty", ErrInvalid)
 	}
@@ -615,6 +661,7 @@ func (m *Manager) startTurnLocked(e *entry) error {
 	ctx, cancel := context.WithCancelCause(m.ctx)
 	e.cancel, e.done = cancel, make(chan struct{})
 	m.wg.Add(1)
+	e.hold() // the turn's own, let go when it has settled
 	go m.turn(ctx, e)
 	return nil
 }
@@ -623,10 +670,11 @@ func (m *Manager) startTurnLocked(e *entry) error {
 // running tool are cancelled. It waits briefly for the turn to end and
 // returns the conversation; with no turn running it is ErrConflict.
 func (m *Manager) StopTurn(id string) (conversation.Conversation, error) {
-	e, err := m.entry(id)
+	e, release, err := m.acquire(id)
 	if err != nil {
 		return conversation.Conversation{}, err
 	}
+	defer release()
 	e.mu.Lock()
 	if e.cancel == nil {
 		c := e.c.Clone()
@@ -648,10 +696,11 @@ func (m *Manager) StopTurn(id string) (conversation.Conversation, error) {
 // Answer answers the conversation's pending question. A second answer, or
 // one for a question no longer asked, is refused with ErrConflict.
 func (m *Manager) Answer(id, askID string, allow bool) (conversation.Conversation, error) {
-	e, err := m.entry(id)
+	e, release, err := m.acquire(id)
 	if err != nil {
 		return conversation.Conversation{}, err
 	}
+	defer release()
 	if askID == "" {
 		return conversation.Conversation{}, fmt.Errorf("%w: askId is empty", ErrInvalid)
 	}
@@ -686,14 +735,70 @@ func (m *Manager) Answer(id, askID string, allow bool) (conversation.Conversatio
 	return c, nil
 }
 
-func (m *Manager) entry(id string) (*entry, error) {
+// cacheSize is how many conversations nobody holds are kept in memory.
+const cacheSize = 256
+
+// acquire returns the conversation's entry, read from the store into the
+// cache if it is not there, and holds it until release is called. The read
+// is made under m.mu, so no second entry can be made meanwhile.
+func (m *Manager) acquire(id string) (*entry, func(), error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.entries[id]
 	if !ok {
-		return nil, fmt.Errorf("conversation %q: %w", id, ErrNotFound)
+		c, err := m.cfg.Store.Conversation(id)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, nil, fmt.Errorf("conversation %q: %w", id, ErrNotFound)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		e = &entry{c: c}
+		m.entries[id] = e
 	}
-	return e, nil
+	e.refs.Add(1)
+	m.tick++
+	e.used = m.tick
+	return e, func() { m.release(e) }, nil
+}
+
+// hold holds e once more, for one who holds it already.
+func (e *entry) hold() { e.refs.Add(1) }
+
+// release lets go of an entry acquire (or hold) gave, and trims the cache.
+func (m *Manager) release(e *entry) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e.refs.Add(-1) < 0 {
+		panic("chat: an entry was released more often than it was held")
+	}
+	m.trimLocked()
+}
+
+// trimLocked drops the least recently used entries nobody holds, down to
+// cacheSize of them, once there are twice that many. A turn holds its
+// entry, so nothing replying or asking is ever dropped.
+func (m *Manager) trimLocked() {
+	if len(m.entries) <= 2*cacheSize {
+		return
+	}
+	type idle struct {
+		id   string
+		used int64
+	}
+	var free []idle
+	for id, e := range m.entries {
+		if e.refs.Load() == 0 {
+			free = append(free, idle{id, e.used})
+		}
+	}
+	if len(free) <= cacheSize {
+		return
+	}
+	sort.Slice(free, func(i, j int) bool { return free[i].used < free[j].used })
+	for _, f := range free[:len(free)-cacheSize] {
+		delete(m.entries, f.id)
+	}
 }
 
 // message returns a new message of kind, not yet numbered.

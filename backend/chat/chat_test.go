@@ -684,7 +684,11 @@ func TestRestartFindsEverythingAndHeals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Stop()
-	list := m.List()
+	page, err := m.List("", "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := page.Conversations
 	if len(list) != 1 || list[0].ID != c.ID {
 		t.Fatalf("List = %+v, want only the chat (not the task's %s)", list, task1.ID)
 	}

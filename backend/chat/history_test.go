@@ -32,7 +32,8 @@ func TestHistoryTellsTaskResultsAfterOpenCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, _ := m.entry(c.ID)
+	e, release, _ := m.acquire(c.ID)
+	defer release()
 	user := m.message(conversation.User)
 	user.Text = "look, and tidy in the background"
 	call := m.message(conversation.ToolCallKind)

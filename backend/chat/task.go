@@ -76,10 +76,11 @@ const freshNotice = "Tried again from the start: what came before is kept here, 
 // turn's last reply. An error says why the turn did not finish; it wraps
 // the provider's error, so errors.Is(err, provider.ErrLimit) tells a limit.
 func (m *Manager) RunTask(ctx context.Context, id string, turn TaskTurn, hooks TaskHooks) (TaskResult, error) {
-	e, err := m.entry(id)
+	e, release, err := m.acquire(id)
 	if err != nil {
 		return TaskResult{}, err
 	}
+	defer release()
 	text := turn.Text
 	if len(text) > maxText {
 		return TaskResult{}, fmt.Errorf("%w: text is longer than %d bytes", ErrInvalid, maxText)
@@ -283,10 +284,11 @@ func (e *SpendLimitError) Is(target error) bool { return target == ErrSpendLimit
 // its own limit (a task's chat spends as part of the chat it came from,
 // so that chat's limit holds), its job's cap, the monthly budget.
 func (m *Manager) OverLimit(id string) (*SpendLimitError, error) {
-	e, err := m.entry(id)
+	e, release, err := m.acquire(id)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	if l := m.overLimit(m.snapshot(e)); l != nil {
 		return l, nil
 	}
@@ -315,8 +317,7 @@ func (m *Manager) overLimit(c conversation.Conversation) *SpendLimitError {
 		}
 	}
 	if c.Origin.ParentID != "" {
-		if pe, err := m.entry(c.Origin.ParentID); err == nil {
-			p := m.snapshot(pe)
+		if p, err := m.Snapshot(c.Origin.ParentID); err == nil {
 			if p.Limit > 0 && p.Spent >= p.Limit {
 				return &SpendLimitError{Kind: LimitChat, Message: fmt.Sprintf("Stopped: the chat this came from has spent %s of its %s limit. Raise its limit to carry on.", budget.USD(p.Spent), budget.USD(p.Limit))}
 			}
@@ -329,22 +330,20 @@ func (m *Manager) overLimit(c conversation.Conversation) *SpendLimitError {
 	return nil
 }
 
-// jobSpent is what the chats of job id have spent together.
+// jobSpent is what the chats of job id have spent together, as stored
+// (every change is stored before it is kept in memory).
 func (m *Manager) jobSpent(id string) float64 {
 	if id == "" {
 		return 0
 	}
-	m.mu.Lock()
-	es := make([]*entry, 0, len(m.entries))
-	for _, e := range m.entries {
-		es = append(es, e)
+	cs, err := m.cfg.Store.ChatsInJob(id)
+	if err != nil {
+		m.cfg.Log.Error("read a job's chats", "job", id, "err", err)
+		return 0
 	}
-	m.mu.Unlock()
 	total := 0.0
-	for _, e := range es {
-		if c := m.snapshot(e); c.JobID == id {
-			total += c.Spent
-		}
+	for _, c := range cs {
+		total += c.Spent
 	}
 	return total
 }
@@ -353,26 +352,26 @@ func (m *Manager) jobSpent(id string) float64 {
 // (once more of the same), for the person's Carry on; it returns the new
 // cap. A chat of no job gives 0 and changes nothing.
 func (m *Manager) RaiseJobCap(id string) (float64, error) {
-	e, err := m.entry(id)
+	c, err := m.Snapshot(id)
 	if err != nil {
 		return 0, err
 	}
-	c := m.snapshot(e)
 	if c.JobID == "" || c.JobCap <= 0 {
 		return 0, nil
 	}
 	next := c.JobCap * 2
-	m.mu.Lock()
-	es := make([]*entry, 0, len(m.entries))
-	for _, e := range m.entries {
-		es = append(es, e)
+	cs, err := m.cfg.Store.ChatsInJob(c.JobID)
+	if err != nil {
+		return 0, fmt.Errorf("raise the cap of job %s: %w", c.JobID, err)
 	}
-	m.mu.Unlock()
-	for _, o := range es {
-		if m.snapshot(o).JobID != c.JobID {
-			continue
+	for _, x := range cs {
+		o, release, err := m.acquire(x.ID)
+		if err != nil {
+			return 0, err
 		}
-		if _, err := m.update(o, func(x *conversation.Conversation) error { x.JobCap = next; return nil }); err != nil {
+		_, err = m.update(o, func(x *conversation.Conversation) error { x.JobCap = next; return nil })
+		release()
+		if err != nil {
 			return 0, err
 		}
 	}
@@ -384,29 +383,32 @@ func (m *Manager) spendParent(c conversation.Conversation, cost float64) {
 	if cost <= 0 || c.Origin.ParentID == "" {
 		return
 	}
-	if pe, err := m.entry(c.Origin.ParentID); err == nil {
+	if pe, release, err := m.acquire(c.Origin.ParentID); err == nil {
 		_, _ = m.update(pe, func(p *conversation.Conversation) error {
 			p.Spent += cost
 			return nil
 		})
+		release()
 	}
 }
 
 // Snapshot returns the conversation as it stands now.
 func (m *Manager) Snapshot(id string) (conversation.Conversation, error) {
-	e, err := m.entry(id)
+	e, release, err := m.acquire(id)
 	if err != nil {
 		return conversation.Conversation{}, err
 	}
+	defer release()
 	return m.snapshot(e), nil
 }
 
 // PostTaskEvent appends a task's status change to the chat it came from.
 func (m *Manager) PostTaskEvent(id string, ev conversation.TaskUpdate) error {
-	e, err := m.entry(id)
+	e, release, err := m.acquire(id)
 	if err != nil {
 		return err
 	}
+	defer release()
 	msg := m.message(conversation.TaskEvent)
 	msg.TaskEvent = &ev
 	_, err = m.update(e, nil, msg)
@@ -416,10 +418,11 @@ func (m *Manager) PostTaskEvent(id string, ev conversation.TaskUpdate) error {
 // Taint marks a chat tainted, saying why (once: a tainted chat stays as it
 // is).
 func (m *Manager) Taint(id, why string) error {
-	e, err := m.entry(id)
+	e, release, err := m.acquire(id)
 	if err != nil {
 		return err
 	}
+	defer release()
 	m.taint(e, why)
 	return nil
 }
@@ -428,10 +431,11 @@ func (m *Manager) Taint(id, why string) error {
 // finished task's result is already in the chat). If a turn runs, the wake
 // turn follows it.
 func (m *Manager) Wake(id string) error {
-	e, err := m.entry(id)
+	e, release, err := m.acquire(id)
 	if err != nil {
 		return err
 	}
+	defer release()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.started || m.closed {

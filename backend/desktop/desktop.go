@@ -38,8 +38,8 @@ type Options struct {
 	OnShutdown func(ctx context.Context)
 	// Tasks lists the tasks, for the tray's counts and menu (nil: no tray).
 	Tasks func() []task.Task
-	// Chats lists the person's chats: those waiting on an answer are in
-	// the tray's menu.
+	// Chats lists the person's chats waiting on an answer, for the
+	// tray's menu.
 	Chats func() []conversation.Conversation
 	// AnswerTask and AnswerChat answer a task's or a chat's question
 	// picked in the tray, by its id: the paths the page uses, which

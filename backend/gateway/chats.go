@@ -1,19 +1,27 @@
 package gateway
 
 import (
+	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
 	"conch/backend/chat"
 	"conch/backend/errcode"
+	"conch/backend/service"
 )
 
 // conversations lists the person's chats (GET) and starts one (POST).
 func (g *Gateway) conversations(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet:
-		l, err := g.api.ListConversations()
+		q, msg := conversationQuery(r)
+		if msg != "" {
+			writeError(w, errcode.Invalid, msg)
+			return
+		}
+		l, err := g.api.ListConversations(q)
 		reply(w, http.StatusOK, l, err)
 	case http.MethodPost:
 		var req chat.CreateRequest
@@ -25,6 +33,31 @@ func (g *Gateway) conversations(w http.ResponseWriter, r *http.Request) {
 	default:
 		methodNotAllowed(w, "GET, POST")
 	}
+}
+
+// conversationQuery reads GET /api/conversations's parameters (q, cursor,
+// limit); msg says what is wrong with them.
+func conversationQuery(r *http.Request) (q service.ConversationQuery, msg string) {
+	v, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return q, "The query string is not well formed (escape % as %25)."
+	}
+	for name := range v {
+		switch name {
+		case "q", "cursor", "limit":
+		default:
+			return q, fmt.Sprintf("Unknown parameter %q: the chat list takes q, cursor and limit.", name)
+		}
+	}
+	q.Query, q.Cursor = v.Get("q"), v.Get("cursor")
+	if l := v.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > chat.ListMax {
+			return q, fmt.Sprintf("limit must be a whole number from 1 to %d.", chat.ListMax)
+		}
+		q.Limit = n
+	}
+	return q, ""
 }
 
 // conversationByID serves /api/conversations/:id and its actions:

@@ -488,7 +488,11 @@ func TestBackgroundTasksPostResultsAndWakeOnlyWhenTheAssistantAsked(t *testing.T
 	if own.Origin != (conversation.Origin{Kind: conversation.FromTask, TaskID: tk.ID, ParentID: c.ID}) {
 		t.Fatalf("task chat origin: %+v", own.Origin)
 	}
-	for _, l := range e.chats.List() {
+	list, err := e.chats.List("", "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range list.Conversations {
 		if l.ID == own.ID {
 			t.Fatal("a task's chat is in the chat list")
 		}

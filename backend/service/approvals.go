@@ -45,7 +45,11 @@ func (s *Service) Approvals() ([]Approval, error) {
 		}
 	}
 	if s.cfg.Chats != nil {
-		for _, c := range s.cfg.Chats.List() {
+		asking, err := s.cfg.Chats.Asking()
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range asking {
 			if c.Ask == nil || c.Ask.Answer != "" {
 				continue
 			}

@@ -3,11 +3,24 @@ package service
 import (
 	"conch/backend/chat"
 	"conch/backend/conversation"
+	"fmt"
 )
 
-// ConversationList is the person's chats (GET /api/conversations).
+// ConversationList is a page of the person's chats (GET
+// /api/conversations), the most recently changed first; Next is the
+// cursor of the page after it ("" at the end).
 type ConversationList struct {
 	Conversations []conversation.Conversation `json:"conversations" ts:"notnull"`
+	Next          string                      `json:"next"`
+}
+
+// ConversationQuery asks for a page of the person's chats: those whose
+// titles hold every word of Query, Limit of them (chat.ListDefault when 0,
+// at most chat.ListMax) after Cursor (the Next of the page before).
+type ConversationQuery struct {
+	Query  string `json:"q,omitempty"`
+	Cursor string `json:"cursor,omitempty"`
+	Limit  int    `json:"limit,omitempty"`
 }
 
 func (s *Service) chats() (*chat.Manager, error) {
@@ -17,14 +30,21 @@ func (s *Service) chats() (*chat.Manager, error) {
 	return s.cfg.Chats, nil
 }
 
-// ListConversations returns the person's chats (task chats excluded), the
-// most recently changed first.
-func (s *Service) ListConversations() (ConversationList, error) {
+// ListConversations returns a page of the person's chats (task chats
+// excluded), the most recently changed first.
+func (s *Service) ListConversations(q ConversationQuery) (ConversationList, error) {
 	m, err := s.chats()
 	if err != nil {
 		return ConversationList{}, err
 	}
-	return ConversationList{Conversations: m.List()}, nil
+	if len(q.Query) > maxQuery {
+		return ConversationList{}, fmt.Errorf("%w: the search is longer than %d characters", chat.ErrInvalid, maxQuery)
+	}
+	l, err := m.List(q.Query, q.Cursor, q.Limit)
+	if err != nil {
+		return ConversationList{}, err
+	}
+	return ConversationList{Conversations: l.Conversations, Next: l.Next}, nil
 }
 
 // CreateConversation starts a chat.

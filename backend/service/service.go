@@ -44,7 +44,7 @@ type API interface {
 	Doctor() (doctor.Report, error)
 	Preferences() (pref.Preferences, error)
 	SetPreferences(p pref.Preferences) (pref.Preferences, error)
-	ListConversations() (ConversationList, error)
+	ListConversations(q ConversationQuery) (ConversationList, error)
 	CreateConversation(req chat.CreateRequest) (conversation.Conversation, error)
 	GetConversation(id string, before uint64, limit int) (chat.Page, error)
 	PatchConversation(id string, req chat.PatchRequest) (conversation.Conversation, error)

@@ -86,6 +86,7 @@ var records = []struct {
 	{service.TaskQuery{}, "TaskQuery"},
 	{service.OutputChunk{}, "OutputChunk"},
 	{service.ConversationList{}, "ConversationList"},
+	{service.ConversationQuery{}, "ConversationQuery"},
 	{service.ProviderList{}, "ProviderList"},
 	{service.BackupSaved{}, "BackupSaved"},
 	{doctor.Report{}, "DoctorReport"},

@@ -555,9 +555,25 @@ export interface OutputChunk {
   next: number;
 }
 
-/** ConversationList is the person's chats (GET /api/conversations). */
+/**
+ * ConversationList is a page of the person's chats (GET
+ * /api/conversations), the most recently changed first; Next is the
+ * cursor of the page after it ("" at the end).
+ */
 export interface ConversationList {
   conversations: Conversation[];
+  next: string;
+}
+
+/**
+ * ConversationQuery asks for a page of the person's chats: those whose
+ * titles hold every word of Query, Limit of them (chat.ListDefault when 0,
+ * at most chat.ListMax) after Cursor (the Next of the page before).
+ */
+export interface ConversationQuery {
+  q?: string;
+  cursor?: string;
+  limit?: number;
 }
 
 /**
@@ -960,7 +976,7 @@ export interface Bindings {
   GetConversation(id: string, before: number, limit: number): Promise<ConversationPage>;
   GetProvider(id: string): Promise<Provider>;
   GetTask(id: string): Promise<Task>;
-  ListConversations(): Promise<ConversationList>;
+  ListConversations(q: ConversationQuery): Promise<ConversationList>;
   ListProviders(): Promise<ProviderList>;
   ListTasks(q: TaskQuery): Promise<TaskList>;
   OpenFolder(id: string): Promise<void>;
