@@ -3,10 +3,13 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -59,7 +62,7 @@ func (p *twoStep) Stream(ctx context.Context, _ provider.Request) (<-chan provid
 }
 
 // setupChats starts a gateway whose chats answer with p, working in dir.
-func setupChats(t *testing.T, p provider.Provider) (*env, string) {
+func setupChats(t testing.TB, p provider.Provider) (*env, string) {
 	t.Helper()
 	home, dir := t.TempDir(), t.TempDir()
 	st, err := store.Open(filepath.Join(home, "conch.db"))
@@ -297,4 +300,85 @@ func TestWebSocketStreamsAChat(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The chat list comes a page at a time, newest first, each chat once, a
+// search by title narrows it, and what it cannot mean is a 400.
+func TestTheChatListPages(t *testing.T) {
+	e, dir := setupChats(t, &twoStep{})
+	var made []string
+	for i := range 25 {
+		title := fmt.Sprintf("Chat %d", i)
+		if i%5 == 0 {
+			title = fmt.Sprintf("Deploy plan %d", i)
+		}
+		resp, b := e.do(t, req{method: "POST", path: "/api/conversations", body: fmt.Sprintf(`{"cwd":%q,"title":%q}`, dir, title)})
+		if resp.StatusCode != http.StatusCreated {
+			t.Fatalf("create: %d %s", resp.StatusCode, b)
+		}
+		made = append(made, decodeAs[conversation.Conversation](t, b).ID)
+	}
+	page := func(query string) service.ConversationList {
+		t.Helper()
+		resp, b := e.do(t, req{method: "GET", path: "/api/conversations" + query})
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET /api/conversations%s: %d %s", query, resp.StatusCode, b)
+		}
+		return decodeAs[service.ConversationList](t, b)
+	}
+	var got []string
+	cursor := ""
+	for {
+		l := page("?limit=10&cursor=" + url.QueryEscape(cursor))
+		if len(l.Conversations) > 10 {
+			t.Fatalf("a page of 10 holds %d", len(l.Conversations))
+		}
+		for _, c := range l.Conversations {
+			got = append(got, c.ID)
+		}
+		if cursor = l.Next; cursor == "" {
+			break
+		}
+	}
+	want := slices.Clone(made)
+	slices.Reverse(want) // made a moment apart: the last made changed last
+	if !slices.Equal(got, want) {
+		t.Fatalf("pages gave %v\nwant %v", got, want)
+	}
+	found := page("?q=deploy+PLAN")
+	if len(found.Conversations) != 5 || found.Next != "" {
+		t.Fatalf("q=deploy plan found %d (next %q), want the 5 titled so", len(found.Conversations), found.Next)
+	}
+	for _, q := range []string{"?limit=0", "?limit=501", "?limit=x", "?cursor=%%%", "?cursor=bm90LWEtY3Vyc29y", "?sort=title",
+		"?q=" + url.QueryEscape(strings.Repeat("x", 201))} {
+		resp, b := e.do(t, req{method: "GET", path: "/api/conversations" + q})
+		wantError(t, resp, b, http.StatusBadRequest, "invalid")
+	}
+}
+
+// FuzzChatListQuery sends arbitrary query strings to GET
+// /api/conversations: every answer is a 200 with a page or a 400 with a
+// JSON error, never a 500 or a panic.
+func FuzzChatListQuery(f *testing.F) {
+	for _, s := range []string{"", "limit=3", "q=plan", "cursor=Yw", "cursor=%%%", "limit=99999999999999999999", "q=%00"} {
+		f.Add(s)
+	}
+	e, dir := setupChats(f, &twoStep{})
+	for i := range 6 {
+		e.do(f, req{method: "POST", path: "/api/conversations", body: fmt.Sprintf(`{"cwd":%q,"title":"plan %d"}`, dir, i)})
+	}
+	f.Fuzz(func(t *testing.T, query string) {
+		resp, b := e.do(t, req{method: "GET", path: "/api/conversations?" + url.PathEscape(query)})
+		switch resp.StatusCode {
+		case http.StatusOK:
+			l := decodeAs[service.ConversationList](t, b)
+			if len(l.Conversations) > chat.ListMax {
+				t.Fatalf("%d chats in one page", len(l.Conversations))
+			}
+		case http.StatusBadRequest:
+			wantError(t, resp, b, http.StatusBadRequest, "invalid")
+		default:
+			t.Fatalf("status %d for %q: %s", resp.StatusCode, query, b)
+		}
+	})
 }

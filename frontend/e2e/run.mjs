@@ -1894,8 +1894,8 @@ async function main() {
       await until('the server to keep finished tasks 30 days', async () => (await api(origin, token, 'GET', '/api/preferences')).json.retentionDays === 30);
       // The person types on while a save is on its way: the answer to the first must not
       // overwrite what they typed since, and the saves land in the order they were made.
-      let release;
-      const held = new Promise((resolve) => (release = resolve));
+      let release = () => {};
+      const held = new Promise((resolve) => (release = () => resolve(undefined)));
       await page.route('**/api/preferences', async (route) => {
         if (route.request().method() === 'PATCH' && JSON.parse(route.request().postData() ?? '{}').retentionDays === 45) await held;
         await route.continue();
@@ -2010,6 +2010,48 @@ async function main() {
         await page.keyboard.press('Escape');
       }
       await page.setViewportSize({ width: 1200, height: 820 });
+    });
+
+    await check('past the first 100 chats: the sidebar loads older ones as it scrolls, and the palette finds one not loaded', async () => {
+      // The oldest of 130 chats, so the sidebar's first page leaves it out.
+      const needle = await api(origin, token, 'POST', '/api/conversations', { title: 'Quokka migration notes' });
+      if (needle.status !== 201) throw new Error(`creating the chat answered ${needle.status}`);
+      for (let i = 0; i < 130; i++) {
+        const made = await api(origin, token, 'POST', '/api/conversations', { title: `Scale chat ${i}` });
+        if (made.status !== 201) throw new Error(`creating chat ${i} answered ${made.status}`);
+      }
+      const first = (await api(origin, token, 'GET', '/api/conversations')).json;
+      if (first.conversations.length !== 100 || first.next === '' || first.conversations.some((/** @type {any} */ c) => c.id === needle.json.id)) {
+        throw new Error(`the first page holds ${first.conversations.length} chats (next ${JSON.stringify(first.next)}), the oldest among them: the check needs more chats`);
+      }
+      await page.reload();
+      const list = page.locator('nav section.chats');
+      const needleLink = list.locator(`a[data-chat-id="${needle.json.id}"]`);
+      await list.locator('a[data-chat-id]').first().waitFor({ timeout: stepTimeout });
+      const shown = await list.locator('a[data-chat-id]').count();
+      if (shown > 100 + 20) throw new Error(`the sidebar shows ${shown} chats before it is scrolled`);
+      if ((await needleLink.count()) !== 0) throw new Error('the oldest chat is in the sidebar before it is scrolled to');
+
+      // The palette asks the server: the chat is found though no page holds it, and Enter opens it.
+      await page.keyboard.press('Control+K');
+      await palette(page).waitFor({ timeout: stepTimeout });
+      await page.keyboard.type('quokka migration');
+      await until('the palette to find the chat', async () => ((await palette(page).getByRole('option').first().textContent()) ?? '').includes('Quokka migration notes'));
+      await page.keyboard.press('Enter');
+      await until('the chat to open', async () => (await page.evaluate(() => location.hash)) === `#chat/${encodeURIComponent(needle.json.id)}`);
+
+      // Scrolling the chat list to its end loads the older chats until that one shows.
+      await visit(page, 'tasks');
+      await until('scrolling the chat list to reach the oldest chat', async () => {
+        if ((await needleLink.count()) === 1) return true;
+        await list.evaluate((el) => el.scrollTo({ top: el.scrollHeight }));
+        return false;
+      }, 30_000);
+      await until('every chat listed', async () => (await list.getByRole('button', { name: /older chats/ }).count()) === 0);
+      await needleLink.scrollIntoViewIfNeeded();
+      await page.mouse.move(0, 0);
+      await shoot(page, 'sidebar-older-chats');
+      await list.evaluate((el) => el.scrollTo({ top: 0 }));
     });
 
     await check('a delegate hands its parts to the real Claude Code, Codex and Gemini CLI; the three cards say by whom', async () => {

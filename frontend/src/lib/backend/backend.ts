@@ -3,7 +3,9 @@ import type {
   Approval,
   BackupSaved,
   Conversation,
+  ConversationList,
   ConversationPage,
+  ConversationQuery,
   CreateConversationRequest,
   CreateTaskRequest,
   DoctorReport,
@@ -70,8 +72,12 @@ export interface Backend {
    * where it was saved (path, the window only).
    */
   saveBackup(withOutput: boolean): Promise<BackupSaved>;
-  /** Every chat (task chats left out), the most recently changed first. */
-  listConversations(): Promise<Conversation[]>;
+  /**
+   * A page of the person's chats (task chats left out), the most recently
+   * changed first: those whose titles hold every word of q.q, q.limit of them
+   * (100 when not told) after q.cursor (the next of the page before).
+   */
+  listConversations(q?: ConversationQuery): Promise<ConversationList>;
   createConversation(req: CreateConversationRequest): Promise<Conversation>;
   /** Up to limit messages with seq below before (0, 0: the newest 100), oldest first. */
   getConversation(id: string, before?: number, limit?: number): Promise<ConversationPage>;

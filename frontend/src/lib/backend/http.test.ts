@@ -240,7 +240,9 @@ describe('HttpBackend conversations and providers', () => {
     vi.stubGlobal('fetch', fetchMock);
     try {
       const b = new HttpBackend();
-      expect(await b.listConversations()).toEqual([]);
+      expect(await b.listConversations()).toEqual({ conversations: [], next: '' });
+      await b.listConversations({ q: 'plan b', cursor: 'Yw', limit: 20 });
+      expect(calls.at(-1)?.[1]).toBe('/api/conversations?q=plan+b&cursor=Yw&limit=20');
       await b.createConversation({ mode: 'ask', cwd: '/p' });
       expect((await b.getConversation('c 1')).messages).toEqual([]);
       await b.getConversation('c 1', 40, 20);
@@ -254,6 +256,7 @@ describe('HttpBackend conversations and providers', () => {
       await b.deleteProvider('mine');
       expect(calls).toEqual([
         ['GET', '/api/conversations', undefined],
+        ['GET', '/api/conversations?q=plan+b&cursor=Yw&limit=20', undefined],
         ['POST', '/api/conversations', '{"mode":"ask","cwd":"/p"}'],
         ['GET', '/api/conversations/c%201', undefined],
         ['GET', '/api/conversations/c%201?before=40&limit=20', undefined],

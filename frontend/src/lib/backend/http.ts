@@ -6,7 +6,9 @@ import {
   type Approval,
   type BackupSaved,
   type Conversation,
+  type ConversationList,
   type ConversationPage,
+  type ConversationQuery,
   type CreateConversationRequest,
   type CreateTaskRequest,
   type DoctorReport,
@@ -174,9 +176,9 @@ export class HttpBackend implements Backend {
     return { path: '', name, bytes: blob.size, tar: withOutput };
   }
 
-  async listConversations(): Promise<Conversation[]> {
-    const body = await this.json<{ conversations: Conversation[] | null }>('GET', '/api/conversations');
-    return body.conversations ?? [];
+  async listConversations(q: ConversationQuery = {}): Promise<ConversationList> {
+    const body = await this.json<ConversationList>('GET', '/api/conversations' + conversationQueryString(q));
+    return { conversations: body.conversations ?? [], next: body.next ?? '' };
   }
 
   createConversation(req: CreateConversationRequest): Promise<Conversation> {
@@ -317,6 +319,16 @@ export class HttpBackend implements Backend {
 }
 
 /** The query string of GET /api/tasks for q ('' when it asks for nothing). */
+/** The query string of GET /api/conversations for q ('' when it asks for nothing). */
+export function conversationQueryString(q: ConversationQuery): string {
+  const p = new URLSearchParams();
+  if (q.q) p.set('q', q.q);
+  if (q.cursor) p.set('cursor', q.cursor);
+  if (q.limit) p.set('limit', String(q.limit));
+  const s = p.toString();
+  return s ? '?' + s : '';
+}
+
 export function taskQueryString(q: TaskQuery): string {
   const p = new URLSearchParams();
   if (q.group) p.set('group', q.group);

@@ -121,7 +121,7 @@ describe('WailsBackend', () => {
       }),
       undefined,
     );
-    expect(await b.listConversations()).toEqual([]);
+    expect(await b.listConversations()).toEqual({ conversations: [], next: '' });
     expect((await b.getConversation('c')).messages).toEqual([]);
     expect(get).toHaveBeenCalledWith('c', 0, 0);
     await b.answerAsk('c', 'a', false);

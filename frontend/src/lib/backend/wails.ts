@@ -7,7 +7,9 @@ import {
   type Approval,
   type BackupSaved,
   type Conversation,
+  type ConversationList,
   type ConversationPage,
+  type ConversationQuery,
   type CreateConversationRequest,
   type CreateTaskRequest,
   type DoctorReport,
@@ -115,8 +117,9 @@ export class WailsBackend implements Backend {
     return call(() => this.app.SaveBackup(withOutput));
   }
 
-  async listConversations(): Promise<Conversation[]> {
-    return (await call(() => this.app.ListConversations())).conversations ?? [];
+  async listConversations(q: ConversationQuery = {}): Promise<ConversationList> {
+    const l = await call(() => this.app.ListConversations(q));
+    return { conversations: l.conversations ?? [], next: l.next ?? '' };
   }
   createConversation(req: CreateConversationRequest): Promise<Conversation> {
     return call(() => this.app.CreateConversation(req));

@@ -1,5 +1,5 @@
 import { vi } from 'vitest';
-import { Mode, MessageKind, type Conversation, type Message } from '../backend/contract';
+import { Mode, MessageKind, type Conversation, type ConversationList, type Message } from '../backend/contract';
 
 /** A conversation record with sensible defaults. */
 export function makeConversation(over: Partial<Conversation> = {}): Conversation {
@@ -40,7 +40,7 @@ export function makeMessage(over: Partial<Message> = {}): Message {
 /** Chat and provider methods of a Backend double; each test overrides what it needs. */
 export function chatMethods() {
   return {
-    listConversations: vi.fn(async (): Promise<Conversation[]> => []),
+    listConversations: vi.fn(async (): Promise<ConversationList> => ({ conversations: [], next: '' })),
     createConversation: vi.fn(async (): Promise<Conversation> => makeConversation()),
     getConversation: vi.fn(async () => ({ conversation: makeConversation(), messages: [] as Message[], more: false })),
     patchConversation: vi.fn(async (): Promise<Conversation> => makeConversation()),

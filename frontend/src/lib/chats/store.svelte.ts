@@ -3,6 +3,7 @@
 import { SvelteMap } from 'svelte/reactivity';
 import type { Backend } from '../backend/backend';
 import {
+  ApprovalKind,
   EventType,
 
   type AppEvent,
@@ -14,6 +15,10 @@ import {
   type ProviderConfig,
 } from '../backend/contract';
 import { toApiError, type ApiError } from '../backend/error';
+import { timeOf } from '../tasks/time';
+
+/** How many chats one page of the chat list holds. */
+export const chatPage = 100;
 import { sentence } from '../tasks/store.svelte';
 
 /** The loaded part of one chat: its messages by seq and the replies streaming in. */
@@ -60,7 +65,24 @@ export class ChatsStore {
   /** Which chat the chat page shows. */
   current: string | null = $state(null);
 
-  readonly list: Conversation[] = $derived([...this.byId.values()].filter((c) => c.origin.kind !== 'task'));
+  /**
+   * The person's chats the loaded pages cover, for the sidebar: a chat held
+   * for another reason (a task chat's parent, a search) that is older than
+   * the last page reached waits until the pages get there.
+   */
+  readonly list: Conversation[] = $derived([...this.byId.values()].filter((c) => c.origin.kind !== 'task' && timeOf(c.updatedAt) >= this.boundary));
+  /** The cursor of the next page of the chat list; '' when the pages reached the end. */
+  next = $state('');
+  /** When the oldest chat of the loaded pages changed (-Infinity once every page is loaded). */
+  boundary = $state(Number.NEGATIVE_INFINITY);
+  /** True while a page of older chats is on its way. */
+  loadingMore = $state(false);
+  /** Why the last page of older chats could not be loaded, in one sentence. */
+  moreError = $state('');
+  /** How many pages of the list are loaded, so a reload brings as many back. */
+  #pages = 1;
+  /** Counts reloads, so a page asked for before one does not land after it. */
+  #gen = 0;
   readonly ready: Provider[] = $derived(this.providers.filter((p) => p.ready));
 
   readonly #backend: Backend;
@@ -83,18 +105,82 @@ export class ChatsStore {
     this.byId.set(c.id, c);
   }
 
-  /** Loads the list, and again the open chats (events may have been missed). */
+  /**
+   * Loads the list, as many pages as were loaded, and again the open chats
+   * (events may have been missed); a chat waiting for an answer further down
+   * is fetched too, so the "needs you" count never misses it.
+   */
   async reload(): Promise<void> {
+    const gen = ++this.#gen;
+    this.loadingMore = false;
+    this.moreError = '';
     try {
-      const list = await this.#backend.listConversations();
-      const ids = new Set(list.map((c) => c.id));
+      const held: Conversation[] = [];
+      let cursor = '';
+      let pages = 0;
+      do {
+        const page = await this.#backend.listConversations({ cursor, limit: chatPage });
+        if (gen !== this.#gen) return;
+        held.push(...page.conversations);
+        cursor = page.next;
+        pages++;
+      } while (cursor !== '' && pages < this.#pages);
+      const ids = new Set(held.map((c) => c.id));
       for (const id of [...this.byId.keys()]) if (!ids.has(id) && !this.details.has(id)) this.byId.delete(id);
-      for (const c of list) this.put(c);
+      for (const c of held) this.put(c);
+      this.#took(held, cursor);
+      this.#pages = pages;
       this.loaded = true;
+      if (cursor !== '') void this.#ensureAsking();
     } catch {
       // The tasks list, loaded at the same moment, says when Conch cannot be reached.
     }
     for (const id of this.details.keys()) void this.load(id);
+  }
+
+  /** Notes how far a page that arrived reached. */
+  #took(page: readonly Conversation[], next: string): void {
+    this.next = next;
+    if (next === '') {
+      this.boundary = Number.NEGATIVE_INFINITY;
+      return;
+    }
+    let low = Number.POSITIVE_INFINITY;
+    for (const c of page) low = Math.min(low, timeOf(c.updatedAt));
+    this.boundary = low;
+  }
+
+  /** Fetches the chats that wait for an answer and are not held. */
+  async #ensureAsking(): Promise<void> {
+    try {
+      for (const a of await this.#backend.approvals()) if (a.kind === ApprovalKind.ApprovalChat) void this.ensure(a.conversationId);
+    } catch {
+      // The next reload tries again.
+    }
+  }
+
+  /** Loads the next page of older chats, unless one is on its way or there is none. */
+  async loadMore(): Promise<void> {
+    if (this.next === '' || this.loadingMore) return;
+    const gen = this.#gen;
+    this.loadingMore = true;
+    this.moreError = '';
+    try {
+      const page = await this.#backend.listConversations({ cursor: this.next, limit: chatPage });
+      if (gen !== this.#gen) return;
+      for (const c of page.conversations) this.put(c);
+      this.#took(page.conversations, page.next);
+      this.#pages++;
+    } catch (e) {
+      if (gen === this.#gen) this.moreError = sentence(toApiError(e));
+    } finally {
+      if (gen === this.#gen) this.loadingMore = false;
+    }
+  }
+
+  /** The person's chats whose titles hold every word of query, the most recently changed first, asked of the server (for search). */
+  async find(query: string, limit: number): Promise<Conversation[]> {
+    return (await this.#backend.listConversations({ q: query, limit })).conversations;
   }
 
   /** The chat's loaded messages, loading them the first time. */

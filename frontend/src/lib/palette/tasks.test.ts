@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Status } from '../backend/contract';
 import { makeTask } from '../tasks/fixture';
-import { loadedFinished, paletteTasks } from './tasks';
+import { makeConversation } from '../chats/fixture';
+import { loadedFinished, paletteChats, paletteTasks } from './tasks';
 
 describe('paletteTasks', () => {
   it('lists the active tasks, the server’s finds and the newest loaded, each once, in their newest copy', () => {
@@ -18,5 +19,16 @@ describe('paletteTasks', () => {
   it('looks through only the newest loaded finished tasks', () => {
     const many = Array.from({ length: loadedFinished + 50 }, (_, i) => makeTask({ id: `t${i}`, status: Status.Done }));
     expect(paletteTasks([], [], many, () => undefined)).toHaveLength(loadedFinished);
+  });
+});
+
+describe('paletteChats', () => {
+  it('lists the held chats, then the server’s finds of older ones, each once, in their newest copy', () => {
+    const a = makeConversation({ id: 'a', title: 'Plan the move' });
+    const b = makeConversation({ id: 'b', title: 'Old plan' });
+    const bNewer = makeConversation({ id: 'b', title: 'Old plan, renamed', rev: 9 });
+    const got = paletteChats([a], [a, b], (id) => (id === 'b' ? bNewer : undefined));
+    expect(got.map((c) => c.id)).toEqual(['a', 'b']);
+    expect(got[1]?.title).toBe('Old plan, renamed');
   });
 });
