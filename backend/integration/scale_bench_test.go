@@ -17,7 +17,9 @@ import (
 	"conch/backend/service"
 )
 
-// scaleTasks is how many finished tasks the scale benchmarks' home holds.
+// scaleTasks is how many finished tasks the scale benchmarks' home holds
+// (with a chat for every fourth, and one of the person's per
+// seed.ChatsPer).
 const scaleTasks = 100_000
 
 var (
@@ -51,9 +53,10 @@ func removeSeeded() {
 // serveAndMeasure starts `conch serve` on home b.N times and reports, from
 // the process's start, how long until its first full answer to GET
 // /api/tasks (start-ms), then the median answer of the first page
-// (page-ms) and the server's resident memory after them (rss-MB).
+// (page-ms), of the chat list's first page (chats-ms), and the server's
+// resident memory after them (rss-MB).
 func serveAndMeasure(b *testing.B, home string) {
-	var starts, pages []time.Duration
+	var starts, pages, chats []time.Duration
 	var rss []float64
 	for b.Loop() {
 		began := time.Now()
@@ -69,6 +72,11 @@ func serveAndMeasure(b *testing.B, home string) {
 				b.Fatalf("page: %d", code)
 			}
 			pages = append(pages, time.Since(t0))
+			t0 = time.Now()
+			if code := s.call(b, "GET", "/api/conversations", "", nil); code != 200 {
+				b.Fatalf("chat list: %d", code)
+			}
+			chats = append(chats, time.Since(t0))
 		}
 		rss = append(rss, rssMB(b, s.cmd.Process.Pid))
 		_ = s.cmd.Process.Signal(syscall.SIGTERM)
@@ -78,8 +86,10 @@ func serveAndMeasure(b *testing.B, home string) {
 	slices.Sort(starts)
 	slices.Sort(pages)
 	slices.Sort(rss)
+	slices.Sort(chats)
 	b.ReportMetric(ms(starts[len(starts)/2]), "start-ms")
 	b.ReportMetric(ms(pages[len(pages)/2]), "page-ms")
+	b.ReportMetric(ms(chats[len(chats)/2]), "chats-ms")
 	b.ReportMetric(rss[len(rss)-1], "rss-MB")
 }
 
@@ -102,7 +112,8 @@ func rssMB(b *testing.B, pid int) float64 {
 }
 
 // BenchmarkServe100k is `conch serve` on a home with 100,000 finished
-// tasks: start-up to the first full answer, the first page, memory.
+// tasks, 25,000 task chats and 2,000 of the person's: start-up to the
+// first full answer, the first pages, memory.
 func BenchmarkServe100k(b *testing.B) { serveAndMeasure(b, seededHome(b)) }
 
 // BenchmarkServeEmpty is the same on an empty home: what start-up and

@@ -108,26 +108,37 @@ func (b *Bolt) Conversations() ([]conversation.Conversation, error) {
 // message must belong to c and carry a seq above 0; the caller numbers
 // them (c.LastSeq is the newest).
 func (b *Bolt) PutConversation(c conversation.Conversation, msgs ...conversation.Message) error {
-	if c.ID == "" {
-		return errors.New("put conversation: empty id")
+	return b.PutConversations([]conversation.Conversation{c}, msgs...)
+}
+
+// PutConversations writes many conversations and their messages in one
+// transaction (seeding, restoring): each message must belong to one of cs.
+func (b *Bolt) PutConversations(cs []conversation.Conversation, msgs ...conversation.Message) error {
+	ids := make(map[string]bool, len(cs))
+	ops := make([]op, 0, len(cs)+len(msgs))
+	for _, c := range cs {
+		if c.ID == "" {
+			return errors.New("put conversation: empty id")
+		}
+		v, err := json.Marshal(c)
+		if err != nil {
+			return fmt.Errorf("put conversation %s: encode: %w", c.ID, err)
+		}
+		ids[c.ID] = true
+		ops = append(ops, op{bucket: bucketConvs, key: []byte(c.ID), value: v, convIndex: true, entries: convIndexOf(c)})
 	}
-	v, err := json.Marshal(c)
-	if err != nil {
-		return fmt.Errorf("put conversation %s: encode: %w", c.ID, err)
-	}
-	ops := []op{{bucket: bucketConvs, key: []byte(c.ID), value: v, convIndex: true, entries: convIndexOf(c)}}
 	for _, m := range msgs {
-		if m.ConversationID != c.ID || m.Seq == 0 {
-			return fmt.Errorf("put conversation %s: message %q has conversation %q and seq %d", c.ID, m.ID, m.ConversationID, m.Seq)
+		if !ids[m.ConversationID] || m.Seq == 0 {
+			return fmt.Errorf("put conversation: message %q has conversation %q and seq %d, not one of those put", m.ID, m.ConversationID, m.Seq)
 		}
 		mv, err := json.Marshal(m)
 		if err != nil {
-			return fmt.Errorf("put conversation %s: encode message %d: %w", c.ID, m.Seq, err)
+			return fmt.Errorf("put conversation %s: encode message %d: %w", m.ConversationID, m.Seq, err)
 		}
-		ops = append(ops, op{bucket: bucketMsgs, key: messageKey(c.ID, m.Seq), value: mv})
+		ops = append(ops, op{bucket: bucketMsgs, key: messageKey(m.ConversationID, m.Seq), value: mv})
 	}
 	if err := b.submit(ops...); err != nil {
-		return fmt.Errorf("put conversation %s: %w", c.ID, err)
+		return fmt.Errorf("put %d conversations: %w", len(cs), err)
 	}
 	return nil
 }

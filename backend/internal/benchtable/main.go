@@ -164,7 +164,8 @@ func rows(r map[string]result, ui *frameLine) []row {
 	}
 	out = append(out, start)
 	out = append(out,
-		latency("GET /api/tasks first page, 100,000 tasks", "BenchmarkServe100k", "page-ms", "BenchmarkServeEmpty", "page-ms", "< 20 ms", "the same, no tasks"))
+		latency("GET /api/tasks first page, 100,000 tasks", "BenchmarkServe100k", "page-ms", "BenchmarkServeEmpty", "page-ms", "< 20 ms", "the same, no tasks"),
+		latency("GET /api/conversations first page, 2,000 chats and 25,000 task chats", "BenchmarkServe100k", "chats-ms", "BenchmarkServeEmpty", "chats-ms", "< 20 ms", "the same, no chats"))
 	if o, ok := get("BenchmarkServe100k", "rss-MB"); ok {
 		w, _ := get("BenchmarkServeEmpty", "rss-MB")
 		out = append(out, row{"RSS of conch serve, 100,000 tasks", fmt.Sprintf("%.0f MB", o), fmt.Sprintf("%.0f MB (no tasks)", w), fmt.Sprintf("+%.0f MB", o-w), "< 100 MB"})

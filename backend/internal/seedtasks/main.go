@@ -1,5 +1,5 @@
-// Command seedtasks fills a Conch home's store with finished tasks (see
-// package seed), for the benchmarks and the UI's scale runs.
+// Command seedtasks fills a Conch home's store with finished tasks and
+// chats (see package seed), for the benchmarks and the UI's scale runs.
 //
 //	go run ./backend/internal/seedtasks -home DIR -n 100000
 package main
