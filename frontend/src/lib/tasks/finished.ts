@@ -47,9 +47,22 @@ export interface DayGroup {
 /** Splits a finished list (newest first) into days, keeping its order. */
 export function byDay(tasks: readonly Task[], now: number): DayGroup[] {
   const out: DayGroup[] = [];
+  // The bounds of the last task's day: the tasks after it on that day take
+  // its heading without working the date out again.
+  let from = Number.POSITIVE_INFINITY;
+  let to = Number.NEGATIVE_INFINITY;
   for (const t of tasks) {
-    const label = dayLabel(timeOf(t.endedAt ?? t.createdAt), now);
+    const at = timeOf(t.endedAt ?? t.createdAt);
     const last = out[out.length - 1];
+    if (last && at >= from && at < to) {
+      last.tasks.push(t);
+      continue;
+    }
+    from = startOfDay(at);
+    const next = new Date(from);
+    next.setDate(next.getDate() + 1);
+    to = next.getTime();
+    const label = dayLabel(at, now);
     if (last && last.day === label) last.tasks.push(t);
     else out.push({ day: label, tasks: [t] });
   }

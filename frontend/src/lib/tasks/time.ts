@@ -12,9 +12,18 @@ export function formatDuration(ms: number): string {
   return `${h}h ${pad(m % 60)}m`;
 }
 
+/** Times already parsed: thousands of finished tasks are sorted and grouped by day every frame that changes one. */
+const parsed = new Map<string, number>();
+const parsedMax = 50_000;
+
 function parse(at: string | null | undefined): number | null {
   if (!at) return null;
-  const t = Date.parse(at);
+  let t = parsed.get(at);
+  if (t === undefined) {
+    t = Date.parse(at);
+    if (parsed.size >= parsedMax) parsed.clear();
+    parsed.set(at, t);
+  }
   return Number.isNaN(t) ? null : t;
 }
 
