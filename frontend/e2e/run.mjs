@@ -1970,7 +1970,21 @@ async function main() {
       }, 30_000);
       const seen = await finished.locator('[data-task-card]').count();
       if (seen >= 100) throw new Error(`${seen} cards are rendered at the end of the list`);
+
+      // A task that finishes while the person reads far down waits behind one
+      // button instead of pushing the list down; the button brings it.
+      const reading = await needleCard.boundingBox();
+      const late = await api(origin, token, 'POST', '/api/tasks', { text: 'true', title: 'Finished while you read', options: { provider: 'shell', mode: 'auto' } });
+      await until('it to finish', async () => (await api(origin, token, 'GET', `/api/tasks/${late.json.id}`)).json?.status === 'done');
+      const more = finished.getByRole('button', { name: '1 new' });
+      await more.waitFor({ timeout: stepTimeout });
+      const after = await needleCard.boundingBox();
+      if (!reading || !after || Math.abs(after.y - reading.y) > 1) throw new Error(`the card read moved from ${reading?.y} to ${after?.y} px`);
       await shoot(page, 'tasks-scrolled-far');
+      await more.click();
+      const lateCard = finished.locator(`[data-task-card][data-task-id="${late.json.id}"]`);
+      await lateCard.waitFor({ timeout: stepTimeout });
+      await until('the button to go', async () => (await more.count()) === 0);
       await scroller.evaluate((el) => el.scrollTo({ top: 0 }));
     });
 
