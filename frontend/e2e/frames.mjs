@@ -13,7 +13,9 @@
 //
 // Prints one line and writes it to build/test-artifacts/frames.txt:
 //
-//   ui-frames: p50 X ms p95 Y ms max Z ms over N frames at 10000 tasks, U updates/s
+//   ui-frames: p50 X ms p95 Y ms max Z ms over N frames (L% late) at 10000 tasks, U updates/s
+//
+// (a frame is late when it missed the display's next refresh).
 //
 // with screenshots of the page (light and dark) beside it. It measures and
 // asserts nothing about the times: it exits non-zero only when it could
@@ -186,7 +188,9 @@ async function main() {
       const sorted = [...record.frames].sort((a, b) => a - b);
       if (sorted.length === 0) throw new Error('the page drew no frame while it was recorded');
       const f = (/** @type {number} */ n) => n.toFixed(1);
-      const line = `ui-frames: p50 ${f(quantile(sorted, 0.5))} ms p95 ${f(quantile(sorted, 0.95))} ms max ${f(sorted[sorted.length - 1] ?? 0)} ms over ${sorted.length} frames at ${seeded} tasks, ${Math.round(record.updates / took)} updates/s`;
+      // A frame is late when the page missed the display's next refresh (60 Hz here).
+      const late = sorted.filter((ms) => ms > 25).length / sorted.length;
+      const line = `ui-frames: p50 ${f(quantile(sorted, 0.5))} ms p95 ${f(quantile(sorted, 0.95))} ms max ${f(sorted[sorted.length - 1] ?? 0)} ms over ${sorted.length} frames (${(late * 100).toFixed(1)}% late) at ${seeded} tasks, ${Math.round(record.updates / took)} updates/s`;
       console.log(line);
       console.log(
         `  (${sent} tasks sent${refused ? `, ${refused} refused` : ''} in ${took.toFixed(1)} s; ${cardsBefore} cards rendered at the start; the finished list grew to ${Math.round(loaded)} px; ${record.long.length} long tasks, ${Math.round(record.long.reduce((a, b) => a + b, 0))} ms in all${errors.length ? `; page errors: ${errors.join(' | ')}` : ''})`,

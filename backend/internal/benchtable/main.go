@@ -87,6 +87,9 @@ func read(in io.Reader, echo io.Writer) (map[string]result, bool, error) {
 type frameLine struct {
 	p95, updates float64
 	tasks        int
+	// late is the share of frames that missed the next refresh, in
+	// percent (-1 when the line does not say).
+	late float64
 }
 
 var framesRe = regexp.MustCompile(`p95 ([\d.]+) ms.* at (\d+) tasks, ([\d.]+) updates/s`)
@@ -99,8 +102,14 @@ func parseFrames(s string) *frameLine {
 	p95, _ := strconv.ParseFloat(m[1], 64)
 	n, _ := strconv.Atoi(m[2])
 	u, _ := strconv.ParseFloat(m[3], 64)
-	return &frameLine{p95: p95, tasks: n, updates: u}
+	late := -1.0
+	if l := lateRe.FindStringSubmatch(s); l != nil {
+		late, _ = strconv.ParseFloat(l[1], 64)
+	}
+	return &frameLine{p95: p95, tasks: n, updates: u, late: late}
 }
+
+var lateRe = regexp.MustCompile(`\(([\d.]+)% late\)`)
 
 // row is one line of the table.
 type row struct {
@@ -173,7 +182,11 @@ func rows(r map[string]result, ui *frameLine) []row {
 		out = append(out, missing("RSS of conch serve, 100,000 tasks", "< 100 MB", "BenchmarkServe100k"))
 	}
 	if ui != nil {
-		out = append(out, row{fmt.Sprintf("UI p95 frame time, %d tasks, %.0f updates/s", ui.tasks, ui.updates), fmt.Sprintf("%.1f ms", ui.p95),
+		figure := fmt.Sprintf("%.1f ms", ui.p95)
+		if ui.late >= 0 {
+			figure += fmt.Sprintf(" (%.1f%% of frames late)", ui.late)
+		}
+		out = append(out, row{fmt.Sprintf("UI p95 frame time, %d tasks, %.0f updates/s", ui.tasks, ui.updates), figure,
 			"16.7 ms (one frame at 60 Hz)", fmt.Sprintf("%.2f×", 16.7/ui.p95), "≤ 16.7 ms"})
 	} else {
 		out = append(out, row{"UI p95 frame time, 10,000 tasks, 100 updates/s", "did not run (npm --prefix frontend run frames)", "", "", "≤ 16.7 ms"})
