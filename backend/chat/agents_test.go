@@ -85,6 +85,37 @@ func TestAnAgentsQuestionReachesTheChatAndTheAnswerHolds(t *testing.T) {
 	}
 }
 
+// An agent's question about an edit shows the chat the change: what the
+// line was and what it would be, as Conch's own edit_file asks.
+func TestAnAgentsEditQuestionShowsTheChange(t *testing.T) {
+	for _, a := range agentrig.Agents {
+		t.Run(a.ID, func(t *testing.T) {
+			t.Parallel()
+			e, c := agentChat(t, a, task.Ask, modelserver.Reply{Calls: []modelserver.Call{a.Edit("todo.md", "- [ ] call the bank", "- [x] call the bank")}}, modelserver.Reply{Text: "Ticked."})
+			if err := os.WriteFile(filepath.Join(e.dir, "todo.md"), []byte("# Today\n- [ ] call the bank\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.m.Send(c.ID, "tick it"); err != nil {
+				t.Fatal(err)
+			}
+			asked := e.asking(t, c.ID)
+			ch := asked.Ask.Change
+			if ch == nil || ch.Path != "todo.md" || ch.New || !strings.Contains(ch.Before, "- [ ] call the bank") || !strings.Contains(ch.After, "- [x] call the bank") {
+				t.Fatalf("asked %+v, change %+v", asked.Ask, ch)
+			}
+			if _, err := e.m.Answer(c.ID, asked.Ask.ID, true); err != nil {
+				t.Fatal(err)
+			}
+			e.idle(t, c.ID)
+			for _, m := range e.messages(t, c.ID) {
+				if m.Kind == conversation.AskKind && (m.Ask.Change == nil || m.Ask.Change.After != ch.After) {
+					t.Errorf("the answered question keeps no change: %+v", m.Ask)
+				}
+			}
+		})
+	}
+}
+
 func TestPlanModeRefusesAnAgentsWriteWithoutAsking(t *testing.T) {
 	for _, a := range agentrig.Agents {
 		t.Run(a.ID, func(t *testing.T) {

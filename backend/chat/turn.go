@@ -369,7 +369,7 @@ func (m *Manager) permit(ctx context.Context, e *entry, a provider.Action) (bool
 		if c.Tainted {
 			detail += " (the chat is tainted, so every side effect asks)"
 		}
-		switch m.ask(ctx, e, "", a.Tool, detail, nil) {
+		switch m.ask(ctx, e, "", a.Tool, detail, agentChange(a.Write, c.Cwd)) {
 		case ask.Allowed:
 			allowed = true
 		case ask.Stopped:
@@ -820,6 +820,23 @@ func askChange(name string, args json.RawMessage, cwd string) *ask.Change {
 		return ask.NewChange(a.Path, a.Old, a.New, false)
 	}
 	return nil
+}
+
+// agentChange is the change a coding agent's edit step would make, for
+// its question (nil when the CLI did not say).
+func agentChange(w *provider.Write, cwd string) *ask.Change {
+	if w == nil || w.Path == "" {
+		return nil
+	}
+	if !w.Whole {
+		return ask.NewChange(w.Path, w.Old, w.New, false)
+	}
+	p, err := tool.Resolve(cwd, w.Path)
+	if err != nil {
+		return nil
+	}
+	before, isNew := readForChange(p)
+	return ask.NewChange(w.Path, before, w.New, isNew)
 }
 
 // readForChange reads a regular file's start (a little over what a Change

@@ -136,6 +136,19 @@ type Action struct {
 	// Paths are the files an edit step writes, absolute; one outside the
 	// chat's folder is refused whatever the mode.
 	Paths []string
+	// Write is what an edit step writes, when the CLI says, so the person
+	// sees the change before allowing it (nil: it did not say).
+	Write *Write
+}
+
+// Write is the change an edit step makes to one file: the whole of it
+// (Whole: New is all the file will hold, and Conch reads what it holds
+// now), or the piece Old that New replaces.
+type Write struct {
+	// Path is the file, as the person reads it (relative to the folder).
+	Path     string
+	Old, New string
+	Whole    bool
 }
 
 // EventKind names a streamed event.

@@ -162,6 +162,8 @@ type Agent struct {
 	Start func(t testing.TB, brain modelserver.Brain) (rig Rig, requests func() int)
 	// Write is the model's call that writes text and a newline to name.
 	Write func(name, text string) modelserver.Call
+	// Edit is the model's call that replaces the line old of name with new.
+	Edit func(name, old, new string) modelserver.Call
 	// Run is the model's call of its shell tool running command.
 	Run func(command string) modelserver.Call
 	// Limit is the model server's answer at a per-minute rate limit.
@@ -187,6 +189,9 @@ var Agents = []Agent{
 		Write: func(name, text string) modelserver.Call {
 			return call("toolu_w", "Write", map[string]string{"file_path": name, "content": text + "\n"})
 		},
+		Edit: func(name, old, new string) modelserver.Call {
+			return call("toolu_e", "Edit", map[string]string{"file_path": name, "old_string": old, "new_string": new})
+		},
 		Run: func(command string) modelserver.Call {
 			return call("toolu_r", "Bash", map[string]string{"command": command, "description": "run it"})
 		},
@@ -204,7 +209,10 @@ var Agents = []Agent{
 		Write: func(name, text string) modelserver.Call {
 			return responses.Patch("call_w", "*** Begin Patch\n*** Add File: "+name+"\n+"+text+"\n*** End Patch\n")
 		},
-		Run:   func(command string) modelserver.Call { return responses.Exec("call_r", command) },
+		Edit: func(name, old, new string) modelserver.Call {
+			return responses.Patch("call_e", "*** Begin Patch\n*** Update File: "+name+"\n@@\n-"+old+"\n+"+new+"\n*** End Patch\n")
+		},
+		Run: func(command string) modelserver.Call { return responses.Exec("call_r", command) },
 		Limit: responses.RateLimit("gpt-5.5", 1),
 		Conch: func(name string, args any) []modelserver.Call {
 			return []modelserver.Call{responses.Search("call_find", strings.ReplaceAll(name, "_", " ")), call("call_c", "mcp__conch__"+name, args)}
@@ -218,6 +226,9 @@ var Agents = []Agent{
 		},
 		Write: func(name, text string) modelserver.Call {
 			return call("c_w", "write_file", map[string]string{"file_path": name, "content": text + "\n"})
+		},
+		Edit: func(name, old, new string) modelserver.Call {
+			return call("c_e", "replace", map[string]string{"file_path": name, "old_string": old, "new_string": new, "instruction": "change the line"})
 		},
 		Run: func(command string) modelserver.Call {
 			return call("c_r", "run_shell_command", map[string]string{"command": command, "description": "run it"})

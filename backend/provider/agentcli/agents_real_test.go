@@ -110,6 +110,65 @@ func TestEachCLIAsksAndTheAnswerHolds(t *testing.T) {
 	}
 }
 
+// A file write each CLI asks about carries what it would write, so the
+// person sees the change before allowing it.
+func TestEachCLIShowsTheWriteItAsksAbout(t *testing.T) {
+	t.Parallel()
+	for _, a := range agentrig.Agents {
+		t.Run(a.ID, func(t *testing.T) {
+			t.Parallel()
+			r := newAgentRig(t, a, afterResults(calls(a.Write("notes.txt", "the plan, written down")), modelserver.Reply{Text: "Wrote it."}))
+			gate := &asks{}
+			evs := collectFor(t, time.Minute, r.stream(t, context.Background(), provider.Request{Mode: task.Ask, Ask: gate.ask}))
+			var edits []provider.Action
+			for _, act := range gate.all() {
+				if act.Effect == "edit" {
+					edits = append(edits, act)
+				}
+			}
+			if len(edits) != 1 {
+				t.Fatalf("asked %+v; want one question about the write", gate.all())
+			}
+			w := edits[0].Write
+			if w == nil || w.Path != "notes.txt" || !strings.Contains(w.New, "the plan, written down") || w.Old != "" {
+				t.Fatalf("the question's write is %+v", w)
+			}
+			if b, err := os.ReadFile(filepath.Join(r.cwd, "notes.txt")); err != nil || !strings.Contains(string(b), "the plan, written down") {
+				t.Fatalf("notes.txt after the write was allowed: %q, %v (events %+v)", b, err, evs)
+			}
+		})
+	}
+}
+
+// An edit each CLI asks about carries what it takes out and puts in.
+func TestEachCLIShowsTheEditItAsksAbout(t *testing.T) {
+	t.Parallel()
+	for _, a := range agentrig.Agents {
+		t.Run(a.ID, func(t *testing.T) {
+			t.Parallel()
+			r := newAgentRig(t, a, afterResults(calls(a.Edit("plan.md", "ship on friday", "ship on monday")), modelserver.Reply{Text: "Changed it."}))
+			if err := os.WriteFile(filepath.Join(r.cwd, "plan.md"), []byte("# Plan\nship on friday\nthen rest\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			gate := &asks{}
+			collectFor(t, time.Minute, r.stream(t, context.Background(), provider.Request{Mode: task.Ask, Ask: gate.ask}))
+			var w *provider.Write
+			for _, act := range gate.all() {
+				if act.Effect == "edit" && act.Write != nil {
+					w = act.Write
+				}
+			}
+			if w == nil || w.Path != "plan.md" || w.Whole || !strings.Contains(w.Old, "ship on friday") || !strings.Contains(w.New, "ship on monday") ||
+				strings.Contains(w.New, "friday") || strings.Contains(w.Old, "monday") {
+				t.Fatalf("asked %+v; the write is %+v", gate.all(), w)
+			}
+			if b, _ := os.ReadFile(filepath.Join(r.cwd, "plan.md")); string(b) != "# Plan\nship on monday\nthen rest\n" {
+				t.Fatalf("plan.md after the edit was allowed: %q", b)
+			}
+		})
+	}
+}
+
 // Stop while a command runs ends the CLI and the command, which each CLI
 // starts in a session of its own, and nothing is left.
 func TestEachCLIStopEndsTheWholeTree(t *testing.T) {

@@ -494,9 +494,13 @@ func claudeAction(name string, raw json.RawMessage, cwd string) provider.Action 
 		}
 		return provider.Action{Tool: name, Detail: fmt.Sprintf("Run `%s` in %s?", cmd, tilde(cwd)), Effect: "command", Command: cmd}
 	case "Edit", "MultiEdit", "NotebookEdit":
-		return provider.Action{Tool: name, Detail: "Edit " + path + "?", Effect: "edit", Paths: paths}
+		return provider.Action{Tool: name, Detail: "Edit " + path + "?", Effect: "edit", Paths: paths, Write: claudeEdit(name, raw, path)}
 	case "Write":
-		return provider.Action{Tool: name, Detail: "Write " + path + "?", Effect: "edit", Paths: paths}
+		var w *provider.Write
+		if content, ok := in["content"].(string); ok && path != "" {
+			w = &provider.Write{Path: path, New: content, Whole: true}
+		}
+		return provider.Action{Tool: name, Detail: "Write " + path + "?", Effect: "edit", Paths: paths, Write: w}
 	case "ExitPlanMode":
 		// Leaving plan mode would widen the chat's mode: plan refuses it.
 		return provider.Action{Tool: name, Detail: "Leave plan mode and start making changes?", Effect: "edit"}
@@ -522,6 +526,36 @@ func claudeAction(name string, raw json.RawMessage, cwd string) provider.Action 
 	}
 	// A tool Conch does not know may do anything: it asks.
 	return provider.Action{Tool: name, Detail: fmt.Sprintf("Use %s with %s?", name, args), Effect: "network"}
+}
+
+// claudeEdit is the piece an Edit or MultiEdit replaces, and what
+// replaces it (MultiEdit's pieces one after the other); nil for a notebook.
+func claudeEdit(name string, raw json.RawMessage, path string) *provider.Write {
+	var in struct {
+		Old   string `json:"old_string"`
+		New   string `json:"new_string"`
+		Edits []struct {
+			Old string `json:"old_string"`
+			New string `json:"new_string"`
+		} `json:"edits"`
+	}
+	if path == "" || json.Unmarshal(raw, &in) != nil {
+		return nil
+	}
+	switch name {
+	case "Edit":
+		return &provider.Write{Path: path, Old: in.Old, New: in.New}
+	case "MultiEdit":
+		if len(in.Edits) == 0 {
+			return nil
+		}
+		var old, next []string
+		for _, e := range in.Edits {
+			old, next = append(old, e.Old), append(next, e.New)
+		}
+		return &provider.Write{Path: path, Old: strings.Join(old, "\n…\n"), New: strings.Join(next, "\n…\n")}
+	}
+	return nil
 }
 
 func orDefault(s, fallback string) string {

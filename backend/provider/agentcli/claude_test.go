@@ -119,3 +119,24 @@ func TestClaudeIgnoresSIGTERM(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 }
+
+func TestAnEditOrAWriteSaysWhatItChanges(t *testing.T) {
+	dir := "/w"
+	a := claudeAction("Write", json.RawMessage(`{"file_path":"/w/a.txt","content":"all of it\n"}`), dir)
+	if a.Write == nil || *a.Write != (provider.Write{Path: "a.txt", New: "all of it\n", Whole: true}) {
+		t.Fatalf("Write: %+v", a.Write)
+	}
+	a = claudeAction("Edit", json.RawMessage(`{"file_path":"/w/a.txt","old_string":"it","new_string":"that"}`), dir)
+	if a.Write == nil || *a.Write != (provider.Write{Path: "a.txt", Old: "it", New: "that"}) {
+		t.Fatalf("Edit: %+v", a.Write)
+	}
+	a = claudeAction("MultiEdit", json.RawMessage(`{"file_path":"/w/a.txt","edits":[{"old_string":"one","new_string":"1"},{"old_string":"two","new_string":"2"}]}`), dir)
+	if a.Write == nil || a.Write.Old != "one\n…\ntwo" || a.Write.New != "1\n…\n2" {
+		t.Fatalf("MultiEdit: %+v", a.Write)
+	}
+	for _, raw := range []string{`{"file_path":"/w/a.ipynb","new_source":"x"}`, `not json`} {
+		if a := claudeAction("NotebookEdit", json.RawMessage(raw), dir); a.Write != nil {
+			t.Errorf("NotebookEdit %s: %+v", raw, a.Write)
+		}
+	}
+}

@@ -257,10 +257,52 @@ type codexItem struct {
 		Kind struct {
 			Type string `json:"type"`
 		} `json:"kind"`
+		// Diff is a new or deleted file's text, else the unified diff.
+		Diff string `json:"diff"`
 	} `json:"changes"`
 	Server string `json:"server"`
 	Tool   string `json:"tool"`
 	Query  string `json:"query"`
+}
+
+// codexWrite is one file's change in a Codex patch: a new file's text, a
+// deleted one's, or the lines an update takes out and puts in (each
+// hunk's context kept, so the pieces read as the file does).
+func codexWrite(path, kind, diff string) *provider.Write {
+	switch kind {
+	case "add":
+		return &provider.Write{Path: path, New: diff, Whole: true}
+	case "delete":
+		return &provider.Write{Path: path, Old: diff}
+	case "update":
+		var old, next strings.Builder
+		hunk := false // past the first @@: "---" is a line taken out, not a header
+		for _, line := range strings.SplitAfter(diff, "\n") {
+			switch {
+			case line == "", !hunk && (strings.HasPrefix(line, "---") || strings.HasPrefix(line, "+++")):
+			case strings.HasPrefix(line, "@@"):
+				if hunk {
+					old.WriteString("…\n")
+					next.WriteString("…\n")
+				}
+				hunk = true
+			case strings.HasPrefix(line, "-"):
+				old.WriteString(line[1:])
+			case strings.HasPrefix(line, "+"):
+				next.WriteString(line[1:])
+			case strings.HasPrefix(line, " "):
+				old.WriteString(line[1:])
+				next.WriteString(line[1:])
+			case strings.HasPrefix(line, `\`):
+				// "\ No newline at end of file"
+			default:
+				old.WriteString(line)
+				next.WriteString(line)
+			}
+		}
+		return &provider.Write{Path: path, Old: old.String(), New: next.String()}
+	}
+	return nil
 }
 
 // codexTurn is a finished turn.
@@ -492,6 +534,9 @@ func (s *codexSession) request(ctx context.Context, method string, params json.R
 		a := provider.Action{Tool: "apply_patch", Detail: "Edit " + s.paths(it) + "?", Effect: "edit"}
 		for _, ch := range it.Changes {
 			a.Paths = append(a.Paths, ch.Path)
+			if a.Write == nil {
+				a.Write = codexWrite(relPath(s.req.Cwd, ch.Path), ch.Kind.Type, ch.Diff)
+			}
 		}
 		if len(a.Paths) == 0 {
 			// A change Conch cannot see cannot be checked against the folder.

@@ -147,7 +147,25 @@ type geminiCall struct {
 	Content []struct {
 		Type string `json:"type"`
 		Path string `json:"path"`
+		// OldText is the file before a diff (null: a new file), NewText
+		// after it.
+		OldText *string `json:"oldText"`
+		NewText string  `json:"newText"`
 	} `json:"content"`
+}
+
+// write is the first file change the call carries, for its question.
+func (c geminiCall) write(cwd string) *provider.Write {
+	for _, ct := range c.Content {
+		if ct.Type != "diff" || ct.Path == "" {
+			continue
+		}
+		if ct.OldText == nil {
+			return &provider.Write{Path: relPath(cwd, ct.Path), New: ct.NewText, Whole: true}
+		}
+		return &provider.Write{Path: relPath(cwd, ct.Path), Old: *ct.OldText, New: ct.NewText}
+	}
+	return nil
 }
 
 // tool is the CLI's name of the call's tool: toolCallId is
@@ -311,7 +329,7 @@ func (s *geminiSession) action(c geminiCall) provider.Action {
 			shown = append(shown, relPath(cwd, p))
 		}
 		what := orDefault(strings.Join(shown, ", "), c.Title)
-		return provider.Action{Tool: c.tool(), Detail: "Edit " + what + "?", Effect: "edit", Paths: paths}
+		return provider.Action{Tool: c.tool(), Detail: "Edit " + what + "?", Effect: "edit", Paths: paths, Write: c.write(cwd)}
 	case "read", "search", "think":
 		return provider.Action{Tool: c.tool(), Detail: "Read " + c.Title + "?", Effect: "none", Paths: c.paths()}
 	case "fetch":
