@@ -132,7 +132,9 @@ func TestTheConversationIndexIsWhatTheRecordsSay(t *testing.T) {
 			}
 		}
 		got := convIDs(allChats(t, s, "PLAN 3", 4))
-		if w := want(func(c conversation.Conversation) bool { return personal(c) && strings.Contains(strings.ToLower(c.Title), "plan") && strings.Contains(c.Title, "3") }); !slices.Equal(got, w) {
+		if w := want(func(c conversation.Conversation) bool {
+			return personal(c) && strings.Contains(strings.ToLower(c.Title), "plan") && strings.Contains(c.Title, "3")
+		}); !slices.Equal(got, w) {
 			t.Fatalf("chats titled Plan 3: %v, want %v", got, w)
 		}
 		for p := 0; p < 5; p++ {

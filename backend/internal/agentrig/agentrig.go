@@ -212,7 +212,7 @@ var Agents = []Agent{
 		Edit: func(name, old, new string) modelserver.Call {
 			return responses.Patch("call_e", "*** Begin Patch\n*** Update File: "+name+"\n@@\n-"+old+"\n+"+new+"\n*** End Patch\n")
 		},
-		Run: func(command string) modelserver.Call { return responses.Exec("call_r", command) },
+		Run:   func(command string) modelserver.Call { return responses.Exec("call_r", command) },
 		Limit: responses.RateLimit("gpt-5.5", 1),
 		Conch: func(name string, args any) []modelserver.Call {
 			return []modelserver.Call{responses.Search("call_find", strings.ReplaceAll(name, "_", " ")), call("call_c", "mcp__conch__"+name, args)}
