@@ -8,7 +8,7 @@ import { approvalsOf, type TaskApproval } from '../approvals/approvals';
 import { Group } from './language';
 import { applyEvent, badgeOf, groupTasks, queuePositions, type Badge, type Groups } from './model';
 import { OutputTail } from './output.svelte';
-import { PageOrder, TaskPages } from './pages.svelte';
+import { PageOrder, TaskPages, orderKey } from './pages.svelte';
 import { afterFailure, idle, type Removal } from './worktree';
 
 /** An action sent to the server whose answer has not come back yet. */
@@ -42,6 +42,17 @@ const frameScheduler: Scheduler = (f) => {
 
 /** How many output tails are kept; the least recently shown are dropped first. */
 const maxTails = 64;
+
+
+/** The most pages of finished tasks a reload brings back. */
+const reloadPages = 20;
+
+/** When the finished task of tasks that ended the longest ago ended (+Infinity with none). */
+function lowestEnded(tasks: readonly Task[]): number {
+  let low = Number.POSITIVE_INFINITY;
+  for (const t of tasks) if (isFinished(t.status)) low = Math.min(low, orderKey(t, PageOrder.Ended));
+  return low;
+}
 
 /**
  * TasksStore holds one copy of every task it has seen, the newest by rev,
@@ -338,24 +349,34 @@ export class TasksStore {
   }
 
   /**
-   * Loads the overview: every task not finished and the first page of the
-   * finished ones. Tasks missing from it were deleted while we were not
-   * listening, or sit on a later page (which scrolling loads again), unless
-   * an event about them arrived during the load. Searches start again.
+   * Loads the overview: every task not finished and the finished ones as
+   * far down as the pages had reached (at most reloadPages pages), so a
+   * reconnect leaves the person where they were. Tasks missing from it were
+   * deleted while we were not listening, or sit on a later page (which
+   * scrolling loads again), unless an event about them arrived during the
+   * load. Searches start again.
    */
   async reload(): Promise<void> {
     this.#reloads++;
     try {
+      const reached = this.finished.started ? this.finished.boundary : Number.POSITIVE_INFINITY;
       const list = await this.#backend.listTasks();
+      const tasks = [...list.tasks];
+      let next = list.next;
+      for (let pages = 1; next !== '' && pages < reloadPages && lowestEnded(tasks) > reached; pages++) {
+        const page = await this.#backend.listTasks({ group: 'finished', cursor: next });
+        tasks.push(...page.tasks);
+        next = page.next;
+      }
       this.flush();
-      const ids = new Set(list.tasks.map((t) => t.id));
+      const ids = new Set(tasks.map((t) => t.id));
       for (const id of [...this.byId.keys()]) {
         if (!ids.has(id) && !this.#touched.has(id) && !this.pinned.has(id)) this.byId.delete(id);
       }
-      for (const t of list.tasks) this.#put(t);
+      for (const t of tasks) this.#put(t);
       this.finished.took(
-        list.tasks.filter((t) => isFinished(t.status)),
-        list.next,
+        tasks.filter((t) => isFinished(t.status)),
+        next,
         true,
       );
       this.#setCounts(list.counts);

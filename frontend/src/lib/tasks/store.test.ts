@@ -341,18 +341,30 @@ describe('TasksStore pages', () => {
     expect(s.finishedShown.map((t) => t.id)).toEqual(['f2', 'e1']);
   });
 
-  it('starts the pages again on a reload', async () => {
+  it('brings back as many pages as were loaded on a reload, so the person stays where they were', async () => {
     const b = mockBackend([ended('f1', 10)]);
     b.next = 'p2';
-    b.pages.p2 = () => ({ tasks: [ended('e1', 5)], next: '' });
+    b.pages.p2 = () => ({ tasks: [ended('e1', 5)], next: 'p3' });
+    b.pages.p3 = () => ({ tasks: [ended('d1', 2)], next: '' });
     const s = new TasksStore(b, now);
     s.start();
     await vi.waitFor(() => expect(s.loaded).toBe(true));
     await s.loadMore();
     expect(s.finishedShown.map((t) => t.id)).toEqual(['f1', 'e1']);
+    b.listTasks.mockClear();
     b.reconnect();
-    await vi.waitFor(() => expect(s.finished.next).toBe('p2'));
-    expect(s.finishedShown.map((t) => t.id)).toEqual(['f1']);
+    await vi.waitFor(() => expect(b.listTasks).toHaveBeenCalledTimes(2));
+    await vi.waitFor(() => expect(s.finished.next).toBe('p3'));
+    expect(b.listTasks).toHaveBeenLastCalledWith({ group: 'finished', cursor: 'p2' });
+    expect(s.finishedShown.map((t) => t.id)).toEqual(['f1', 'e1']);
+    // Once every page was loaded, a reload loads them all again.
+    await s.loadMore();
+    expect(s.finished.more).toBe(false);
+    b.listTasks.mockClear();
+    await s.reload();
+    expect(b.listTasks).toHaveBeenCalledTimes(3);
+    expect(s.finishedShown.map((t) => t.id)).toEqual(['f1', 'e1', 'd1']);
+    expect(s.finished.more).toBe(false);
   });
 
   it('pages a search of its own, and starts it again on a reload', async () => {
