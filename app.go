@@ -97,7 +97,7 @@ func openApp(ctx context.Context, home string, served bool) (*App, error) {
 	}
 	health.Notifier = a.notifier
 	a.alerts = notify.NewService(notify.Config{Tasks: a.tasks, Bus: a.bus, Notifier: a.notifier,
-		Topics: func() pref.Topics { return prefs().Notifications }, Open: a.open})
+		Topics: func() pref.Topics { return prefs().Notifications }, Open: a.open, Log: log})
 	a.alerts.Start(ctx)
 	// Chats first: the runner dispatches the tasks left queued as it
 	// starts, and a chat task's run needs its chat loaded.

@@ -5,6 +5,7 @@ package doctor
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 
 	"conch/backend/pref"
@@ -72,6 +73,24 @@ type Notifications struct {
 	// Problem is why the preferred service is not used, if so.
 	Problem string
 	Topics  pref.Topics
+	// OS is the system the fix is for, as runtime.GOOS says it ("": this
+	// one).
+	OS string
+}
+
+// notificationFix says how to get notifications with buttons working on
+// the system goos: missing says there is no service at all.
+func notificationFix(goos string, missing bool) string {
+	switch goos {
+	case "windows":
+		return "Turn on notifications for Conch in Settings → System → Notifications, and turn off Do not disturb."
+	case "darwin":
+		return "Allow notifications for Conch in System Settings → Notifications."
+	}
+	if missing {
+		return "Install a notification server (dunst, or your desktop's own)."
+	}
+	return "Start a notification server (dunst, or your desktop's own) for buttons and click-to-open."
 }
 
 // Feature is the state of a desktop-only part (tray, shortcut).
@@ -224,15 +243,19 @@ func checkNotifications(n Notifications) Check {
 		onOff("When a background task finishes", n.Topics.Tasks),
 		onOff("When a task needs your OK", n.Topics.Approvals),
 	}}
+	goos := n.OS
+	if goos == "" {
+		goos = runtime.GOOS
+	}
 	switch {
 	case n.Service == "":
 		c.Level = Warn
 		c.Summary = "No notification service is available."
-		c.Fix = "Install a notification server (dunst, or your desktop's own)."
+		c.Fix = notificationFix(goos, true)
 	case n.Problem != "":
 		c.Level = Warn
 		c.Summary = "Using " + n.Service + ": " + n.Problem + "."
-		c.Fix = "Start a notification server (dunst, or your desktop's own) for buttons and click-to-open."
+		c.Fix = notificationFix(goos, false)
 	default:
 		c.Summary = "Using " + n.Service + "."
 		if !n.Actions {

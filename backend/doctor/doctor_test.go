@@ -159,4 +159,11 @@ func TestNotificationsAndDesktopParts(t *testing.T) {
 	if !strings.Contains(text, "warn  Notifications") || !strings.Contains(text, "→ Start a notification server") {
 		t.Fatalf("text:\n%s", text)
 	}
+	// The fix names what the system has: no dunst on Windows or macOS.
+	for goos, want := range map[string]string{"linux": "dunst", "windows": "Settings → System → Notifications", "darwin": "System Settings → Notifications"} {
+		in.Notifications.OS = goos
+		if fix := find(t, Run(in), "notifications").Fix; !strings.Contains(fix, want) || (goos != "linux" && strings.Contains(fix, "dunst")) {
+			t.Errorf("%s: fix %q", goos, fix)
+		}
+	}
 }
