@@ -32,6 +32,9 @@ var floors = map[string]int{
 	"conch/backend/internal/modelserver/anthropic": 1,
 	"conch/backend/internal/modelserver/responses": 1,
 	"conch/backend/internal/modelserver/gemini":    1,
+
+	"conch/backend/internal/modelserver/chatcompletions": 1,
+
 	"conch/backend/internal/agentrig":              2,
 	"conch/backend/internal/agentrig/agentservers": 3,
 	"conch/backend/internal/seed":                  4,

@@ -1,16 +1,19 @@
 // Package modelserver serves the model APIs that the coding-agent CLIs
 // call (Anthropic Messages for Claude Code, OpenAI Responses for Codex,
-// Gemini streamGenerateContent for Gemini CLI) from a scripted brain, on
-// loopback, in each API's real wire format: streamed SSE chunks, tool
-// calls, usage, and error answers such as 429. Tests run the real CLIs
-// against it; it is the only fake, at the network edge Conch cannot reach.
+// Gemini streamGenerateContent for Gemini CLI), and the OpenAI Chat
+// Completions API that Conch's own openai provider calls, from a scripted
+// brain, on loopback, in each API's real wire format: streamed SSE
+// chunks, tool calls, usage, and error answers such as 429. Tests run the
+// real CLIs and providers against it; it is the only fake, at the network
+// edge Conch cannot reach.
 package modelserver
 
 import (
+	"context"
 	"encoding/json"
 )
 
-// Turn is one request a CLI made, in a form common to the three APIs.
+// Turn is one request a client made, in a form common to the APIs.
 type Turn struct {
 	// Model is the model the CLI asked for.
 	Model string
@@ -50,10 +53,18 @@ type Reply struct {
 	Status  int
 	Body    string
 	Headers map[string]string
+	// OutputTokens, when non-zero, is the output token count the reply's
+	// usage reports, for tests of spending; only chatcompletions reads it.
+	OutputTokens int
 }
 
 // Brain scripts the model: it sees each turn and says what to answer.
 type Brain func(Turn) Reply
+
+// ContextBrain is a Brain that is also given the request's context, which
+// ends when the client goes away, so that it can hold an answer back until
+// the request is cancelled.
+type ContextBrain func(context.Context, Turn) Reply
 
 // Results are the tool results in a turn's messages, oldest first.
 func (t Turn) Results() []Message {
