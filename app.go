@@ -45,6 +45,9 @@ type App struct {
 
 	mu     sync.Mutex
 	onOpen func() // brings the window forward (desktop only)
+	// opens keeps what a notification asked to show for a page that was
+	// not listening yet.
+	opens service.Opens
 }
 
 // openApp opens the home folder's state and starts the engines, healing
@@ -112,7 +115,7 @@ func openApp(ctx context.Context, home string, served bool) (*App, error) {
 	a.follow.Start(a.tasks)
 	// Finished tasks past their retention go now, then daily.
 	_ = a.prune.Start(ctx)
-	a.svc = service.New(service.Config{Tasks: a.tasks, Logs: logs, Chats: a.chats, Handoff: h,
+	a.svc = service.New(service.Config{Tasks: a.tasks, Logs: logs, Chats: a.chats, Handoff: h, Opens: &a.opens,
 		Providers: providers, Fallbacks: chatTasks, Prefs: st, Health: health,
 		Backup: &backup.Source{Store: st, Home: home}})
 	return a, nil
@@ -144,6 +147,7 @@ func (a *App) open(taskID string) {
 	if bringForward != nil {
 		bringForward()
 	}
+	a.opens.Note(taskID) // a page that starts now (the click started Conch) takes it
 	a.bus.Publish(event.Event{Type: event.Open, ID: taskID})
 }
 

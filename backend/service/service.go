@@ -57,6 +57,7 @@ type API interface {
 	PutProvider(id string, cfg registry.PutRequest) (registry.Listing, error)
 	DeleteProvider(id string) error
 	SaveBackup(withOutput bool) (BackupSaved, error)
+	TakeOpen() (string, error)
 }
 
 var _ API = (*Service)(nil)
@@ -94,6 +95,8 @@ type Config struct {
 	BackupDir string
 	// Open shows a folder in the file manager (nil: the system's opener).
 	Open func(dir string) error
+	// Opens is the last task a notification asked to show (TakeOpen).
+	Opens *Opens
 }
 
 // Service holds every operation the surfaces offer. Its exported methods

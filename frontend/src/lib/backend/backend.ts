@@ -73,6 +73,12 @@ export interface Backend {
    */
   saveBackup(withOutput: boolean): Promise<BackupSaved>;
   /**
+   * The task a notification asked to show in the last 30 s, before this page
+   * listened (a click that started Conch), once; '' when none. In a browser
+   * always '': a notification click reaches an open page as app.open.
+   */
+  takeOpen(): Promise<string>;
+  /**
    * A page of the person's chats (task chats left out), the most recently
    * changed first: those whose titles hold every word of q.q, q.limit of them
    * (100 when not told) after q.cursor (the next of the page before).

@@ -992,4 +992,5 @@ export interface Bindings {
   SetPreferences(p: Preferences): Promise<Preferences>;
   StopConversation(id: string): Promise<Conversation>;
   StopTask(id: string): Promise<Task>;
+  TakeOpen(): Promise<string>;
 }

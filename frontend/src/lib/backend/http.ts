@@ -176,6 +176,10 @@ export class HttpBackend implements Backend {
     return { path: '', name, bytes: blob.size, tar: withOutput };
   }
 
+  takeOpen(): Promise<string> {
+    return Promise.resolve('');
+  }
+
   async listConversations(q: ConversationQuery = {}): Promise<ConversationList> {
     const body = await this.json<ConversationList>('GET', '/api/conversations' + conversationQueryString(q));
     return { conversations: body.conversations ?? [], next: body.next ?? '' };

@@ -16,6 +16,7 @@ function bindings(over: Partial<AppBindings> = {}): AppBindings {
     ResumeTask: no,
     OpenFolder: no,
     SaveBackup: no,
+    TakeOpen: no,
     DeleteTask: no,
     AnswerTask: no,
     RemoveWorktree: no,

@@ -116,6 +116,9 @@ export class WailsBackend implements Backend {
   saveBackup(withOutput: boolean): Promise<BackupSaved> {
     return call(() => this.app.SaveBackup(withOutput));
   }
+  takeOpen(): Promise<string> {
+    return call(() => this.app.TakeOpen());
+  }
 
   async listConversations(q: ConversationQuery = {}): Promise<ConversationList> {
     const l = await call(() => this.app.ListConversations(q));

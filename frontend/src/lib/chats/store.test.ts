@@ -23,6 +23,7 @@ function backend(over: Partial<ReturnType<typeof chatMethods>> = {}): Backend {
     preferences: no,
     setPreferences: no,
     saveBackup: no,
+    takeOpen: no,
     removeWorktree: no,
     subscribe: () => () => {},
     ...chatMethods(),

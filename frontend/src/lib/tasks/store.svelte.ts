@@ -258,8 +258,18 @@ export class TasksStore {
         this.#chats?.reconnect();
       },
     );
-    void this.reload();
+    void this.reload().then(() => this.#takeOpen());
     return off;
+  }
+
+  /** Shows the task a notification asked for before this page listened (a click that started Conch). */
+  async #takeOpen(): Promise<void> {
+    try {
+      const id = await this.#backend.takeOpen();
+      if (id) this.open(id);
+    } catch {
+      // Nothing was waiting that can be shown.
+    }
   }
 
   /** Queues an event to be applied with the others of this frame. */

@@ -42,6 +42,7 @@ function mockBackend(tasks: Task[] = []) {
     preferences: vi.fn(async () => ({ limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 0, jobCap: 0 }, prices: {}, limitFallback: '', retentionDays: 90 })),
     setPreferences: vi.fn(async (p: Preferences) => p),
     saveBackup: vi.fn(async (withOutput: boolean) => ({ path: '', name: 'conch-backup.db', bytes: 1, tar: withOutput })),
+    takeOpen: vi.fn(async () => ''),
     removeWorktree: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Done, rev: 12 })),
     ...chatMethods(),
     subscribe: vi.fn((ev: (e: AppEvent) => void, rc: () => void) => {
@@ -339,6 +340,20 @@ describe('TasksStore pages', () => {
     expect(s.counts.done).toBe(1);
     await s.loadMore();
     expect(s.finishedShown.map((t) => t.id)).toEqual(['f2', 'e1']);
+  });
+
+  it('shows the task a notification asked for before the page listened (a click that started Conch)', async () => {
+    const t = makeTask({ id: 'clicked', status: Status.Done, conversationId: 'own', parentConversationId: 'chat-1' });
+    const b = mockBackend([t]);
+    b.takeOpen.mockResolvedValueOnce('clicked');
+    const s = new TasksStore(b, now);
+    s.start();
+    await vi.waitFor(() => expect(s.reveal?.id).toBe('clicked'));
+    expect(s.loaded).toBe(true);
+    expect(b.takeOpen).toHaveBeenCalledTimes(1);
+    b.reconnect(); // a reconnect asks nothing again: the request was taken
+    await vi.waitFor(() => expect(b.listTasks).toHaveBeenCalledTimes(2));
+    expect(b.takeOpen).toHaveBeenCalledTimes(1);
   });
 
   it('brings back as many pages as were loaded on a reload, so the person stays where they were', async () => {
