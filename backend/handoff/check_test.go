@@ -49,7 +49,7 @@ func TestAChatTasksCheck(t *testing.T) {
 					}
 					return callTool("write_file", map[string]string{"path": "ok.txt", "content": text + "\n" + mark + "\n"})
 				}
-				if strings.Contains(a.Last().text(), "Reported.") {
+				if strings.Contains(a.Last().Text, "Reported.") {
 					return say("reported")
 				}
 				return callTool("report_result", map[string]string{"summary": "Wrote ok.txt."})

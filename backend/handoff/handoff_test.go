@@ -466,9 +466,9 @@ func TestBackgroundTasksPostResultsAndWakeOnlyWhenTheAssistantAsked(t *testing.T
 		parentTurns.Add(1)
 		last := a.Last()
 		switch {
-		case last.Role == "user" && strings.Contains(last.text(), "count the files in the background"):
+		case last.Role == "user" && strings.Contains(last.Text, "count the files in the background"):
 			return callTool(handoff.BackgroundTool, map[string]string{"text": "count the files", "title": "Count files"})
-		case last.Role == "user" && strings.Contains(last.text(), "finished. Its result"):
+		case last.Role == "user" && strings.Contains(last.Text, "finished. Its result"):
 			return say("Your background task is done: it counted the files.")
 		}
 		return say("Started it; I'll tell you when it's done.")
@@ -637,7 +637,7 @@ func TestHelpersSpendAsPartOfTheParentAndPauseAtItsLimit(t *testing.T) {
 		if a.Task() {
 			if len(a.Results()) < 2 {
 				ans := callTool("list_files", map[string]string{"path": "."})
-				ans.Out = 1000
+				ans.OutputTokens = 1000
 				return ans
 			}
 			return callTool("report_result", map[string]string{"summary": "Spent, then done."})
@@ -727,7 +727,7 @@ func TestATaskInterruptedByACrashIsToldToItsChat(t *testing.T) {
 		return msgs[len(msgs)-1].Kind == conversation.Assistant
 	})
 	asks := srv.requests()
-	if len(asks) != 1 || !strings.Contains(asks[0].Last().text(), `"Sent away" ended interrupted`) {
+	if len(asks) != 1 || !strings.Contains(asks[0].Last().Text, `"Sent away" ended interrupted`) {
 		t.Fatalf("the parent was asked %d times; last: %+v", len(asks), asks)
 	}
 }

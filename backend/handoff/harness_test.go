@@ -3,9 +3,7 @@ package handoff_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +20,8 @@ import (
 	"conch/backend/event"
 	"conch/backend/follow"
 	"conch/backend/handoff"
+	"conch/backend/internal/modelserver"
+	"conch/backend/internal/modelserver/chatcompletions"
 	"conch/backend/output"
 	"conch/backend/pref"
 	"conch/backend/provider"
@@ -32,185 +32,61 @@ import (
 	"conch/backend/taskrun"
 )
 
-// wireMsg is one message of an OpenAI chat request, as the server reads it.
-type wireMsg struct {
-	Role       string `json:"role"`
-	Content    any    `json:"content"`
-	ToolCallID string `json:"tool_call_id"`
-	ToolCalls  []struct {
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
-}
-
-func (m wireMsg) text() string {
-	switch c := m.Content.(type) {
-	case string:
-		return c
-	case nil:
-		return ""
-	}
-	b, _ := json.Marshal(m.Content)
-	return string(b)
-}
-
 // asked is one request a model server got.
-type asked struct {
-	Model    string
-	System   string
-	Messages []wireMsg
-	Tools    []string
-}
+type asked struct{ modelserver.Turn }
 
 // Task reports whether the request comes from a task's own chat.
 func (a asked) Task() bool { return strings.Contains(a.System, "handed off from another chat") }
 
 // First is the first user message: a task's instructions.
-func (a asked) First() string {
-	for _, m := range a.Messages {
-		if m.Role == "user" {
-			return m.text()
-		}
-	}
-	return ""
-}
+func (a asked) First() string { return a.FirstUser() }
 
 // Last is the newest message.
-func (a asked) Last() wireMsg {
+func (a asked) Last() modelserver.Message {
 	if len(a.Messages) == 0 {
-		return wireMsg{}
+		return modelserver.Message{}
 	}
 	return a.Messages[len(a.Messages)-1]
 }
 
-// Results are the tool results so far, oldest first.
+// Results are the texts of the tool results so far, oldest first.
 func (a asked) Results() []string {
 	var out []string
-	for _, m := range a.Messages {
-		if m.Role == "tool" {
-			out = append(out, m.text())
-		}
+	for _, m := range a.Turn.Results() {
+		out = append(out, m.Text)
 	}
 	return out
 }
 
-// answer is what a scripted model says: text, tool calls, or an HTTP error.
-type answer struct {
-	Text    string
-	Calls   [][2]string // name, JSON arguments
-	Status  int
-	Body    string
-	Headers map[string]string
-	// Out overrides the output tokens the usage reports (default 20).
-	Out int
-}
+// answer is what a scripted model says: text, tool calls, or an HTTP
+// error; OutputTokens overrides the output tokens the usage reports.
+type answer = modelserver.Reply
 
 func say(text string) answer { return answer{Text: text} }
 
 func callTool(name string, args any) answer {
 	b, _ := json.Marshal(args)
-	return answer{Calls: [][2]string{{name, string(b)}}}
+	return answer{Calls: []modelserver.Call{{Name: name, Args: b}}}
 }
 
-// modelServer serves the OpenAI wire format (SSE chunks, tool_calls
-// deltas split across chunks) from a scripted brain.
-type modelServer struct {
-	*httptest.Server
-	mu   sync.Mutex
-	seen []asked
-}
+// modelServer is a scripted model speaking the OpenAI wire format.
+type modelServer struct{ *chatcompletions.Server }
 
+// startModel starts a model server listing models and answering with
+// brain, which sees each request's context.
 func startModel(t *testing.T, models []string, brain func(ctx context.Context, a asked) answer) *modelServer {
 	t.Helper()
-	ms := &modelServer{}
-	ms.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/models") {
-			var data []map[string]string
-			for _, m := range models {
-				data = append(data, map[string]string{"id": m, "object": "model"})
-			}
-			_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
-			return
-		}
-		var req struct {
-			Model    string    `json:"model"`
-			Messages []wireMsg `json:"messages"`
-			Tools    []struct {
-				Function struct {
-					Name string `json:"name"`
-				} `json:"function"`
-			} `json:"tools"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		a := asked{Model: req.Model}
-		for _, m := range req.Messages {
-			if m.Role == "system" {
-				a.System += m.text()
-				continue
-			}
-			a.Messages = append(a.Messages, m)
-		}
-		for _, tl := range req.Tools {
-			a.Tools = append(a.Tools, tl.Function.Name)
-		}
-		ms.mu.Lock()
-		ms.seen = append(ms.seen, a)
-		nth := len(ms.seen) // call ids stay apart across requests
-		ms.mu.Unlock()
-		ans := brain(r.Context(), a)
-		if ans.Status != 0 {
-			for k, v := range ans.Headers {
-				w.Header().Set(k, v)
-			}
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(ans.Status)
-			fmt.Fprint(w, ans.Body)
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		fl := w.(http.Flusher)
-		chunk := func(delta any, finish any) {
-			b, _ := json.Marshal(map[string]any{"id": "c", "object": "chat.completion.chunk", "model": req.Model,
-				"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
-			fmt.Fprintf(w, "data: %s\n\n", b)
-			fl.Flush()
-		}
-		if len(ans.Calls) > 0 {
-			for i, c := range ans.Calls {
-				chunk(map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"index": i, "id": fmt.Sprintf("call_%d_%d", nth, i), "type": "function", "function": map[string]any{"name": c[0], "arguments": ""}}}}, nil)
-				half := len(c[1]) / 2
-				chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": c[1][:half]}}}}, nil)
-				chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": c[1][half:]}}}}, nil)
-			}
-			chunk(map[string]any{}, "tool_calls")
-		} else {
-			chunk(map[string]any{"role": "assistant", "content": ""}, nil)
-			for _, piece := range strings.SplitAfter(ans.Text, " ") {
-				chunk(map[string]any{"content": piece}, nil)
-			}
-			chunk(map[string]any{}, "stop")
-		}
-		out := 20
-		if ans.Out > 0 {
-			out = ans.Out
-		}
-		b, _ := json.Marshal(map[string]any{"id": "c", "object": "chat.completion.chunk", "choices": []any{},
-			"usage": map[string]int{"prompt_tokens": 100, "completion_tokens": out, "total_tokens": 100 + out}})
-		fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
-	}))
-	t.Cleanup(ms.Close)
-	return ms
+	return &modelServer{chatcompletions.NewContext(t, func(ctx context.Context, turn modelserver.Turn) modelserver.Reply {
+		return brain(ctx, asked{turn})
+	}, chatcompletions.Models(models...))}
 }
 
 func (ms *modelServer) requests() []asked {
-	ms.mu.Lock()
-	defer ms.mu.Unlock()
-	return append([]asked(nil), ms.seen...)
+	var out []asked
+	for _, turn := range ms.Turns() {
+		out = append(out, asked{turn})
+	}
+	return out
 }
 
 // env is a whole hand-off engine over a real store: chats, tasks, the
@@ -257,7 +133,7 @@ func setup(t *testing.T, engines []engineOpt, tweak ...func(*env)) *env {
 			providers[en.id] = en.p
 			continue
 		}
-		providers[en.id] = openai.New(openai.Config{ID: en.id, Name: en.name, BaseURL: en.srv.URL + "/v1",
+		providers[en.id] = openai.New(openai.Config{ID: en.id, Name: en.name, BaseURL: en.srv.BaseURL(),
 			Category: "chat-only", DefaultModel: "big-model", FastModel: en.fast})
 	}
 	spending := budget.New(st, e.preferences)

@@ -18,7 +18,7 @@ func TestAJobAtItsCapPausesUntilCarryOn(t *testing.T) {
 		if a.Task() {
 			if len(a.Results()) < 2 {
 				ans := callTool("list_files", map[string]string{"path": "."})
-				ans.Out = 1000
+				ans.OutputTokens = 1000
 				return ans
 			}
 			return callTool("report_result", map[string]string{"summary": "Done after the cap."})
@@ -106,7 +106,7 @@ func TestATaskAtTheMonthsBudgetPausesUntilItIsRaised(t *testing.T) {
 		}
 		if len(a.Results()) == 0 {
 			ans := callTool("list_files", map[string]string{"path": "."})
-			ans.Out = 1000
+			ans.OutputTokens = 1000
 			return ans
 		}
 		return callTool("report_result", map[string]string{"summary": "Done within the new budget."})

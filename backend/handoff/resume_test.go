@@ -122,7 +122,7 @@ func TestRetryStartsAFreshConversation(t *testing.T) {
 			break
 		}
 	}
-	if len(first.Messages) != 1 || first.Messages[0].text() != "count the files" {
+	if len(first.Messages) != 1 || first.Messages[0].Text != "count the files" {
 		t.Errorf("the retried task's first request holds the earlier try: %s", first.transcript())
 	}
 	var notices int
