@@ -189,21 +189,7 @@ func (b *Bolt) AskingChats() ([]conversation.Conversation, error) {
 // convsUnder are the conversations under one of the index's id-ending
 // prefixes.
 func (b *Bolt) convsUnder(prefix string) ([]conversation.Conversation, error) {
-	out := []conversation.Conversation{}
-	err := b.view(func(tx *bolt.Tx) error {
-		convs := tx.Bucket(bucketConvs)
-		cur := tx.Bucket(bucketConvIndex).Cursor()
-		p := []byte(prefix)
-		for k, _ := cur.Seek(p); k != nil && bytes.HasPrefix(k, p); k, _ = cur.Next() {
-			id := k[len(p):]
-			if raw := convs.Get(id); raw != nil {
-				if c, err := decodeConversation(id, raw); err == nil {
-					out = append(out, c)
-				}
-			}
-		}
-		return nil
-	})
+	out, err := recordsUnder(b, bucketConvIndex, bucketConvs, prefix, decodeConversation)
 	if err != nil {
 		return nil, fmt.Errorf("list conversations: %w", err)
 	}

@@ -501,16 +501,23 @@ func (b *Bolt) OwedWakes() ([]task.Task, error) { return b.marked("o\x00") }
 
 // marked are the tasks under one of the index's id-only prefixes.
 func (b *Bolt) marked(prefix string) ([]task.Task, error) {
-	out := []task.Task{}
+	return recordsUnder(b, bucketTaskIndex, bucketTasks, prefix, decodeTask)
+}
+
+// recordsUnder are the records of bucket records whose ids end the keys
+// of bucket index under prefix, decoded; one that is gone or cannot be
+// decoded is left out.
+func recordsUnder[T any](b *Bolt, index, records []byte, prefix string, decode func(k, v []byte) (T, error)) ([]T, error) {
+	out := []T{}
 	err := b.view(func(tx *bolt.Tx) error {
-		tasks := tx.Bucket(bucketTasks)
-		c := tx.Bucket(bucketTaskIndex).Cursor()
+		recs := tx.Bucket(records)
+		c := tx.Bucket(index).Cursor()
 		p := []byte(prefix)
 		for k, _ := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, _ = c.Next() {
 			id := k[len(p):]
-			if raw := tasks.Get(id); raw != nil {
-				if t, err := decodeTask(id, raw); err == nil {
-					out = append(out, t)
+			if raw := recs.Get(id); raw != nil {
+				if r, err := decode(id, raw); err == nil {
+					out = append(out, r)
 				}
 			}
 		}
