@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"conch/backend/internal/modelserver"
+	"conch/backend/internal/modelserver/chatcompletions"
 	"conch/backend/provider"
 	"conch/backend/provider/internal/wiretest"
 )
@@ -159,15 +161,7 @@ func TestReadsA100KiBLine(t *testing.T) {
 }
 
 func TestRequestBodyGolden(t *testing.T) {
-	var body []byte
-	var hdr http.Header
-	var path string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ = io.ReadAll(r.Body)
-		hdr, path = r.Header, r.URL.Path
-		wiretest.SSE(data(stopChunk), "data: [DONE]\n\n")(w, r)
-	}))
-	defer srv.Close()
+	srv := chatcompletions.New(t, func(modelserver.Turn) modelserver.Reply { return modelserver.Reply{} })
 	cfg := OpenRouter("sk-or-test")
 	cfg.BaseURL = srv.URL + "/api/v1"
 	p := New(cfg)
@@ -193,6 +187,11 @@ func TestRequestBodyGolden(t *testing.T) {
 		},
 	}
 	wiretest.Stream(t, p, req)
+	sent := srv.Requests()
+	if len(sent) != 1 {
+		t.Fatalf("%d requests, want 1", len(sent))
+	}
+	body, hdr, path := sent[0].Body, sent[0].Header, sent[0].Path
 	if path != "/api/v1/chat/completions" {
 		t.Errorf("path %s", path)
 	}
@@ -336,16 +335,8 @@ func TestCancelBeforeHeaders(t *testing.T) {
 }
 
 func TestInfoListsModels(t *testing.T) {
-	var auth string
-	p := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/models" {
-			http.NotFound(w, r)
-			return
-		}
-		auth = r.Header.Get("Authorization")
-		io.WriteString(w, `{"object":"list","data":[{"id":"llama3.2:latest","object":"model","created":1,"owned_by":"library"},{"id":"qwen3:8b","object":"model","created":1,"owned_by":"library"}]}`)
-	}))
-	p.cfg.DefaultModel = ""
+	srv := chatcompletions.New(t, nil, chatcompletions.Models("llama3.2:latest", "qwen3:8b"))
+	p := New(Config{ID: "test", Name: "OpenAI", BaseURL: srv.BaseURL(), APIKey: "sk-test"})
 	info := p.Info(context.Background())
 	if !info.Ready || info.Reason != "" || !info.CanAsk || info.Kind != "openai" {
 		t.Fatalf("info %+v", info)
@@ -353,7 +344,11 @@ func TestInfoListsModels(t *testing.T) {
 	if info.Models.Default != "llama3.2:latest" || info.Models.Fast != "llama3.2:latest" || strings.Join(info.Models.List, ",") != "llama3.2:latest,qwen3:8b" {
 		t.Fatalf("models %+v", info.Models)
 	}
-	if auth != "Bearer sk-test" {
+	sent := srv.Requests()
+	if len(sent) != 1 || sent[0].Path != "/v1/models" {
+		t.Fatalf("requests %+v", sent)
+	}
+	if auth := sent[0].Header.Get("Authorization"); auth != "Bearer sk-test" {
 		t.Fatalf("auth %q", auth)
 	}
 }

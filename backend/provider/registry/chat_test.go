@@ -2,18 +2,16 @@ package registry_test
 
 import (
 	"context"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"conch/backend/chat"
 	"conch/backend/conversation"
 	"conch/backend/event"
+	"conch/backend/internal/modelserver"
+	"conch/backend/internal/modelserver/chatcompletions"
 	"conch/backend/output"
 	"conch/backend/provider/registry"
 )
@@ -22,37 +20,14 @@ import (
 // and has a chat manager, reading providers from the registry, run a turn
 // against it: the streamed reply is stored.
 func TestChatThroughRegistry(t *testing.T) {
-	var mu sync.Mutex
-	var auth []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		auth = append(auth, r.Header.Get("Authorization"))
-		mu.Unlock()
-		switch r.URL.Path {
-		case "/v1/models":
-			fmt.Fprint(w, `{"data":[{"id":"test-model","object":"model"}]}`)
-		case "/v1/chat/completions":
-			w.Header().Set("Content-Type", "text/event-stream")
-			for _, chunk := range []string{
-				`{"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"},"finish_reason":null}]}`,
-				`{"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":" from the registry."},"finish_reason":null}]}`,
-				`{"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
-				`{"id":"c1","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":5,"total_tokens":17}}`,
-				`[DONE]`,
-			} {
-				fmt.Fprintf(w, "data: %s\n\n", chunk)
-				w.(http.Flusher).Flush()
-			}
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	defer srv.Close()
+	srv := chatcompletions.New(t, func(modelserver.Turn) modelserver.Reply {
+		return modelserver.Reply{Text: "Hello from the registry."}
+	}, chatcompletions.Models("test-model"))
 
 	b := setup(t)
 	r := open(t, b.cfg)
 	key := "sk-chat-test-0042"
-	l, err := r.Put(context.Background(), "local", registry.PutRequest{Kind: "openai", Name: "Local", BaseURL: srv.URL + "/v1", APIKey: &key})
+	l, err := r.Put(context.Background(), "local", registry.PutRequest{Kind: "openai", Name: "Local", BaseURL: srv.BaseURL(), APIKey: &key})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,8 +73,10 @@ func TestChatThroughRegistry(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	var auth []string
+	for _, r := range srv.Requests() {
+		auth = append(auth, r.Header.Get("Authorization"))
+	}
 	for _, a := range auth {
 		if a != "Bearer "+key {
 			t.Errorf("the server got Authorization %q, want the stored key", a)
