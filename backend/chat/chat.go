@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +19,7 @@ import (
 	"conch/backend/ask"
 	"conch/backend/conversation"
 	"conch/backend/event"
+	"conch/backend/internal/lru"
 	"conch/backend/output"
 	"conch/backend/pref"
 	"conch/backend/procmark"
@@ -782,23 +782,7 @@ func (m *Manager) trimLocked() {
 	if len(m.entries) <= 2*cacheSize {
 		return
 	}
-	type idle struct {
-		id   string
-		used int64
-	}
-	var free []idle
-	for id, e := range m.entries {
-		if e.refs.Load() == 0 {
-			free = append(free, idle{id, e.used})
-		}
-	}
-	if len(free) <= cacheSize {
-		return
-	}
-	sort.Slice(free, func(i, j int) bool { return free[i].used < free[j].used })
-	for _, f := range free[:len(free)-cacheSize] {
-		delete(m.entries, f.id)
-	}
+	lru.Trim(m.entries, cacheSize, func(e *entry) (bool, int64) { return e.refs.Load() == 0, e.used })
 }
 
 // message returns a new message of kind, not yet numbered.

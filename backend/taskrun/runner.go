@@ -22,6 +22,7 @@ import (
 
 	"conch/backend/ask"
 	"conch/backend/event"
+	"conch/backend/internal/lru"
 	"conch/backend/output"
 	"conch/backend/pref"
 	"conch/backend/procmark"
@@ -883,29 +884,14 @@ func (r *Runner) unrefLocked(e *entry) {
 // down to cacheSize of them. A run holds its entry (see dispatch), so
 // nothing that is working is ever dropped.
 func (r *Runner) trimLocked() {
-	type idleEntry struct {
-		id   string
-		used int64
-	}
-	var idle []idleEntry
-	for id, e := range r.entries {
+	lru.Trim(r.entries, cacheSize, func(e *entry) (bool, int64) {
 		if e.refs > 0 {
-			continue
+			return false, 0
 		}
 		e.mu.Lock()
-		finished := e.t.Status.Finished() || e.deleted
-		e.mu.Unlock()
-		if finished {
-			idle = append(idle, idleEntry{id, e.used})
-		}
-	}
-	if len(idle) <= cacheSize {
-		return
-	}
-	sort.Slice(idle, func(i, j int) bool { return idle[i].used < idle[j].used })
-	for _, e := range idle[:len(idle)-cacheSize] {
-		delete(r.entries, e.id)
-	}
+		defer e.mu.Unlock()
+		return e.t.Status.Finished() || e.deleted, e.used
+	})
 }
 
 // update applies fn to a copy of the task, stores it, keeps it and publishes
