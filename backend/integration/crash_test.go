@@ -22,6 +22,7 @@ import (
 	"github.com/coder/websocket"
 
 	"conch/backend/conversation"
+	"conch/backend/internal/modelserver"
 	"conch/backend/procmark"
 	"conch/backend/store"
 	"conch/backend/task"
@@ -714,10 +715,10 @@ func (r *crashRig) checkResumed(n int, e earlier, now task.Task) {
 		if m.Role != "user" {
 			continue
 		}
-		if strings.Contains(m.text(), "["+mk+"]") {
+		if strings.Contains(m.Text, "["+mk+"]") {
 			texts++
 		}
-		if strings.Contains(m.text(), "Conch stopped while this was running") && strings.Contains(m.text(), "Carry on from where it stopped") {
+		if strings.Contains(m.Text, "Conch stopped while this was running") && strings.Contains(m.Text, "Carry on from where it stopped") {
 			notices++
 		}
 	}
@@ -727,7 +728,7 @@ func (r *crashRig) checkResumed(n int, e earlier, now task.Task) {
 	}
 	sent := req.calls()
 	for _, c := range e.calls {
-		if !slices.ContainsFunc(sent, func(w wireCall) bool { return w.ID == c.ID && w.Function.Name == c.Name }) {
+		if !slices.ContainsFunc(sent, func(w modelserver.Call) bool { return w.ID == c.ID && w.Name == c.Name }) {
 			t.Errorf("round %d: resumed task %s's last request lacks its earlier call %s %s:\n%s", n, e.task.ID, c.Name, c.ID, req.transcript())
 		}
 	}
