@@ -134,7 +134,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "", err.Error())
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions"):
-		s.complete(w, r.Context(), body)
+		s.complete(r.Context(), w, body)
 	case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models"):
 		writeJSON(w, http.StatusOK, s.modelList())
 	default:
@@ -153,7 +153,7 @@ func (s *Server) modelList() map[string]any {
 }
 
 // complete answers one chat request.
-func (s *Server) complete(w http.ResponseWriter, ctx context.Context, body []byte) {
+func (s *Server) complete(ctx context.Context, w http.ResponseWriter, body []byte) {
 	var req request
 	if err := json.Unmarshal(body, &req); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "", "We could not parse the JSON body of your request: "+err.Error())
@@ -171,7 +171,7 @@ func (s *Server) complete(w http.ResponseWriter, ctx context.Context, body []byt
 		writeReply(w, reply)
 		return
 	}
-	s.name(reply.Calls)
+	reply.Calls = s.identify(reply.Calls)
 	out := &answer{
 		id: fmt.Sprintf("chatcmpl-%d", s.seq.Add(1)), model: req.Model, created: time.Now().Unix(),
 		reply: reply, usage: req.StreamOptions.IncludeUsage,
@@ -183,9 +183,12 @@ func (s *Server) complete(w http.ResponseWriter, ctx context.Context, body []byt
 	out.stream(ctx, w, s.pace.gap())
 }
 
-// name gives each call without an ID one that no other call of the
-// server's has, and each call without arguments an empty object.
-func (s *Server) name(calls []modelserver.Call) {
+// identify is calls with an ID that no other call of the server's has for
+// each call without one, and an empty object for arguments left out. It
+// leaves the brain's slice as it was, so a brain may answer with the same
+// calls twice.
+func (s *Server) identify(calls []modelserver.Call) []modelserver.Call {
+	calls = append([]modelserver.Call(nil), calls...)
 	for i := range calls {
 		if calls[i].ID == "" {
 			calls[i].ID = fmt.Sprintf("call_%d", s.seq.Add(1))
@@ -194,6 +197,7 @@ func (s *Server) name(calls []modelserver.Call) {
 			calls[i].Args = json.RawMessage("{}")
 		}
 	}
+	return calls
 }
 
 // writeReply sends a Reply with a Status: its Headers, JSON unless they
@@ -216,10 +220,11 @@ type pace struct {
 	rng *rand.Rand
 }
 
-// think waits 20–150 ms, reporting false if the client went away first.
+// think waits 20–150 ms, reporting false if the client went away first;
+// without a pace it reports true at once.
 func (p *pace) think(ctx context.Context) bool {
 	if p == nil {
-		return ctx.Err() == nil
+		return true
 	}
 	p.mu.Lock()
 	d := time.Duration(20+p.rng.IntN(130)) * time.Millisecond

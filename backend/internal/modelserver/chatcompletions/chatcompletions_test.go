@@ -156,10 +156,10 @@ func TestStreamsText(t *testing.T) {
 }
 
 func TestStreamsAToolCallSplitAcrossChunks(t *testing.T) {
+	// The same calls every time: the server names each answer's afresh.
+	calls := []modelserver.Call{{Name: "read_file", Args: json.RawMessage(`{"path":"go.mod","why":"to see the module"}`)}}
 	srv := chatcompletions.New(t, func(modelserver.Turn) modelserver.Reply {
-		return modelserver.Reply{Calls: []modelserver.Call{
-			{Name: "read_file", Args: json.RawMessage(`{"path":"go.mod","why":"to see the module"}`)},
-		}, OutputTokens: 7}
+		return modelserver.Reply{Calls: calls, OutputTokens: 7}
 	})
 	var ids []string
 	for range 2 {
