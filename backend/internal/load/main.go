@@ -1,7 +1,8 @@
 // Command load puts a real `conch serve` under many loopback clients at
 // once for a while (`make load`): each client sends a mix of what the app
 // sends (the task list, a page of finished tasks, a search, one task, its
-// output, a new shell task) as fast as it is answered. It prints the
+// output, a new shell task, the chat list, one chat, a new chat) as fast as
+// it is answered. It prints the
 // answers' latency percentiles per kind and fails when any answer was a
 // 5xx or a request got no answer at all.
 //
@@ -122,7 +123,8 @@ func (c *client) do(ctx context.Context, method, path, body string) (int, []byte
 var kinds = []struct {
 	name   string
 	weight int
-}{{"list", 40}, {"finished page", 15}, {"search", 15}, {"task", 15}, {"output", 12}, {"create", 3}}
+}{{"list", 34}, {"finished page", 13}, {"search", 13}, {"task", 13}, {"output", 10}, {"create", 3},
+	{"chats", 8}, {"chat", 4}, {"new chat", 2}}
 
 // report gathers the answers.
 type report struct {
@@ -217,6 +219,20 @@ func run(bin string, clients int, duration time.Duration, seeded int) (*report, 
 		body, _ := json.Marshal(map[string]any{"text": "echo load", "options": map[string]string{"mode": "auto", "cwd": work}})
 		return c.do(ctx, "POST", "/api/tasks", string(body))
 	}
+	newChat := func(c *client, n int) (int, []byte, error) {
+		body, _ := json.Marshal(map[string]any{"title": fmt.Sprintf("Load chat %d", n), "cwd": work})
+		return c.do(ctx, "POST", "/api/conversations", string(body))
+	}
+	var chats []string
+	for i := range max(1, seeded/20) {
+		code, b, err := newChat(setup, i)
+		if err != nil || code != 201 {
+			return nil, fmt.Errorf("seed a chat: %d %s %v", code, b, err)
+		}
+		var c struct{ ID string }
+		_ = json.Unmarshal(b, &c)
+		chats = append(chats, c.ID)
+	}
 	var ids []string
 	for range seeded {
 		code, b, err := create(setup)
@@ -254,6 +270,12 @@ func run(bin string, clients int, duration time.Duration, seeded int) (*report, 
 					code, _, err = c.do(ctx, "GET", "/api/tasks/"+id+"/output", "")
 				case "create":
 					code, _, err = create(c)
+				case "chats":
+					code, _, err = c.do(ctx, "GET", "/api/conversations?limit=50", "")
+				case "chat":
+					code, _, err = c.do(ctx, "GET", "/api/conversations/"+chats[rng.IntN(len(chats))], "")
+				case "new chat":
+					code, _, err = newChat(c, rng.IntN(1_000_000))
 				}
 				rep.add(kind, code, time.Since(t0), err)
 			}
