@@ -11,6 +11,7 @@ import (
 
 	"conch/backend/conversation"
 	"conch/backend/event"
+	"conch/backend/provider"
 	"conch/backend/store"
 	"conch/backend/task"
 )
@@ -199,5 +200,79 @@ func TestNarrowingAChatNarrowsAllItsTasks(t *testing.T) {
 		if c.Mode != task.Ask {
 			t.Fatalf("task chat %d is still in %s mode", i, c.Mode)
 		}
+	}
+}
+
+// replies answers every call with "ok".
+type replies struct{}
+
+func (replies) Info(context.Context) provider.Info {
+	return provider.Info{ID: "ok", Name: "OK", Ready: true, CanAsk: true, Category: provider.ChatOnly}
+}
+
+func (replies) Stream(context.Context, provider.Request) (<-chan provider.Event, error) {
+	ch := make(chan provider.Event, 2)
+	ch <- provider.Event{Kind: provider.TextDelta, Text: "ok"}
+	ch <- provider.Event{Kind: provider.DoneEvent, StopReason: "end_turn"}
+	close(ch)
+	return ch, nil
+}
+
+// A chat that has replied lets go of its entry: turns do not keep
+// conversations in memory.
+func TestAReplyLetsGoOfItsChat(t *testing.T) {
+	st := seeded(t, 0, 0)
+	bus := event.NewBus()
+	t.Cleanup(bus.Close)
+	m := New(Config{Store: st, Bus: bus, Home: t.TempDir(), Providers: provider.Fixed{"ok": replies{}}})
+	if err := m.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Stop)
+	var ids []string
+	for i := 0; i < 3*cacheSize; i++ {
+		c, err := m.Create(CreateRequest{Provider: "ok", Cwd: "/"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Send(c.ID, fmt.Sprintf("hello %d", i)); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, c.ID)
+	}
+	for _, id := range ids {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			c, err := st.Conversation(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !c.Running {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s still replying", id)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	m.wg.Wait() // every turn has let go
+	m.mu.Lock()
+	held := 0
+	for _, e := range m.entries {
+		if e.refs.Load() != 0 {
+			held++
+		}
+	}
+	m.mu.Unlock()
+	if held != 0 {
+		t.Fatalf("%d chats are still held after their replies", held)
+	}
+	// The next change trims the cache back.
+	if _, err := m.Create(CreateRequest{Cwd: "/"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := m.held(); n > 2*cacheSize {
+		t.Fatalf("%d chats in memory after %d replied", n, len(ids))
 	}
 }
