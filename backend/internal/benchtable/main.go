@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -52,10 +53,13 @@ type result map[string]float64
 
 var benchLine = regexp.MustCompile(`^(Benchmark[^\s]+?)(-\d+)?\s+\d+\s+(.*)$`)
 
-// read passes in to echo and collects every benchmark's figures (the last
-// run of each name); failed says a benchmark or package failed.
+// read passes in to echo and collects every benchmark's figures, each the
+// median of its runs (go test -count N runs each N times, so one slow
+// moment of the machine does not make the row); failed says a benchmark or
+// package failed.
 func read(in io.Reader, echo io.Writer) (map[string]result, bool, error) {
 	out := map[string]result{}
+	runs := map[string]map[string][]float64{}
 	failed := false
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -69,16 +73,25 @@ func read(in io.Reader, echo io.Writer) (map[string]result, bool, error) {
 		if m == nil {
 			continue
 		}
-		r := result{}
 		f := strings.Fields(m[3])
 		for i := 0; i+1 < len(f); i += 2 {
 			v, err := strconv.ParseFloat(f[i], 64)
 			if err != nil {
 				break
 			}
-			r[f[i+1]] = v
+			if runs[m[1]] == nil {
+				runs[m[1]] = map[string][]float64{}
+			}
+			runs[m[1]][f[i+1]] = append(runs[m[1]][f[i+1]], v)
 		}
-		out[m[1]] = r
+	}
+	for name, metrics := range runs {
+		r := result{}
+		for metric, vs := range metrics {
+			slices.Sort(vs)
+			r[metric] = vs[len(vs)/2]
+		}
+		out[name] = r
 	}
 	return out, failed, sc.Err()
 }
