@@ -11,6 +11,7 @@ package modelserver
 import (
 	"context"
 	"encoding/json"
+	"sync"
 )
 
 // Turn is one request a client made, in a form common to the APIs.
@@ -85,4 +86,49 @@ func (t Turn) FirstUser() string {
 		}
 	}
 	return ""
+}
+
+// Log keeps what a scripted server got, for the test to read: the turns
+// its brain answered and every HTTP request (R is the server's own record
+// of one). Safe for concurrent use; the zero value is ready. A server
+// embeds it, so its Turns and Requests are the server's.
+type Log[R any] struct {
+	mu       sync.Mutex
+	turns    []Turn
+	requests []R
+}
+
+// KeepTurn records a turn the brain answered.
+func (l *Log[R]) KeepTurn(t Turn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.turns = append(l.turns, t)
+}
+
+// KeepRequest records a request as it arrives; change, called later,
+// changes the record kept (the status it was answered with).
+func (l *Log[R]) KeepRequest(r R) (change func(func(*R))) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i := len(l.requests)
+	l.requests = append(l.requests, r)
+	return func(f func(*R)) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		f(&l.requests[i])
+	}
+}
+
+// Turns are the turns answered so far, oldest first.
+func (l *Log[R]) Turns() []Turn {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Turn(nil), l.turns...)
+}
+
+// Requests are all requests received so far, of any path, oldest first.
+func (l *Log[R]) Requests() []R {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]R(nil), l.requests...)
 }

@@ -33,11 +33,9 @@ type Server struct {
 	// Quiet stops the per-request t.Logf lines.
 	Quiet bool
 
-	mu       sync.Mutex
-	turns    []modelserver.Turn
-	requests []Request
-	n        atomic.Int64
-	think    sync.Mutex // one brain call at a time
+	modelserver.Log[Request]
+	n     atomic.Int64
+	think sync.Mutex // one brain call at a time
 }
 
 // Request is one HTTP request the server received.
@@ -67,20 +65,6 @@ func Start(brain modelserver.Brain) *Server {
 	s := &Server{brain: brain}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
-}
-
-// Turns are the /v1/messages requests answered so far, oldest first.
-func (s *Server) Turns() []modelserver.Turn {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]modelserver.Turn(nil), s.turns...)
-}
-
-// Requests are all HTTP requests received so far, oldest first.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
 }
 
 func (s *Server) logf(format string, args ...any) {
@@ -132,11 +116,7 @@ func model(id string) map[string]any {
 	return map[string]any{"type": "model", "id": id, "display_name": id, "created_at": "2025-01-01T00:00:00Z"}
 }
 
-func (s *Server) add(r Request) {
-	s.mu.Lock()
-	s.requests = append(s.requests, r)
-	s.mu.Unlock()
-}
+func (s *Server) add(r Request) { s.KeepRequest(r) }
 
 // wire types of a Messages request.
 type request struct {
@@ -271,9 +251,7 @@ func (s *Server) messages(w http.ResponseWriter, r Request) {
 	turn := decode(req)
 	s.logf("anthropic: POST /v1/messages model=%s stream=%v max_tokens=%d tools=%d messages=%d",
 		req.Model, req.Stream, req.MaxTokens, len(req.Tools), len(req.Messages))
-	s.mu.Lock()
-	s.turns = append(s.turns, turn)
-	s.mu.Unlock()
+	s.KeepTurn(turn)
 	s.think.Lock()
 	reply := s.brain(turn)
 	s.think.Unlock()

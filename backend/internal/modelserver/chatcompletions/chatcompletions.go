@@ -50,10 +50,8 @@ type Server struct {
 	models []string
 	pace   *pace
 
-	mu       sync.Mutex
-	turns    []modelserver.Turn
-	requests []Request
-	seq      atomic.Int64
+	modelserver.Log[Request]
+	seq atomic.Int64
 }
 
 // Request is one HTTP request the server got, of any path.
@@ -110,26 +108,9 @@ func NewContext(t testing.TB, brain modelserver.ContextBrain, opts ...Option) *S
 // with /v1.
 func (s *Server) BaseURL() string { return s.URL + "/v1" }
 
-// Turns are the chat requests it got so far (errors included), oldest
-// first.
-func (s *Server) Turns() []modelserver.Turn {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]modelserver.Turn(nil), s.turns...)
-}
-
-// Requests are all requests it got, of any path, oldest first.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
-	s.mu.Lock()
-	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
-	s.mu.Unlock()
+	s.KeepRequest(Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
 	switch {
 	case err != nil:
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "", err.Error())
@@ -160,9 +141,7 @@ func (s *Server) complete(ctx context.Context, w http.ResponseWriter, body []byt
 		return
 	}
 	turn := decode(req)
-	s.mu.Lock()
-	s.turns = append(s.turns, turn)
-	s.mu.Unlock()
+	s.KeepTurn(turn)
 	if !s.pace.think(ctx) {
 		return
 	}

@@ -32,7 +32,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -53,10 +52,8 @@ type Server struct {
 	Side     modelserver.Brain
 	SideText string
 
-	mu       sync.Mutex
-	turns    []modelserver.Turn
-	requests []Request
-	n        atomic.Int64
+	modelserver.Log[Request]
+	n atomic.Int64
 }
 
 // Request is one HTTP request the server received.
@@ -91,21 +88,6 @@ func Start(brain modelserver.Brain) *Server {
 	return s
 }
 
-// Turns are the streamed (agent loop) requests answered so far, oldest
-// first.
-func (s *Server) Turns() []modelserver.Turn {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]modelserver.Turn(nil), s.turns...)
-}
-
-// Requests are all HTTP requests received so far, oldest first.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
 // Paths are the "METHOD path?query" of every request so far, oldest first.
 func (s *Server) Paths() []string {
 	var out []string
@@ -125,11 +107,7 @@ func (s *Server) logf(format string, args ...any) {
 	}
 }
 
-func (s *Server) add(r Request) {
-	s.mu.Lock()
-	s.requests = append(s.requests, r)
-	s.mu.Unlock()
-}
+func (s *Server) add(r Request) { s.KeepRequest(r) }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
@@ -419,9 +397,7 @@ func (s *Server) generate(w http.ResponseWriter, r Request, stream bool) {
 	var reply modelserver.Reply
 	switch {
 	case stream:
-		s.mu.Lock()
-		s.turns = append(s.turns, turn)
-		s.mu.Unlock()
+		s.KeepTurn(turn)
 		reply = s.brain(turn)
 	case s.Side != nil:
 		reply = s.Side(turn)

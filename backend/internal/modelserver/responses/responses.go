@@ -39,10 +39,10 @@ type Server struct {
 	*httptest.Server
 	brain modelserver.Brain
 
-	mu       sync.Mutex
-	turns    []modelserver.Turn
-	requests []Request
-	seq      int
+	modelserver.Log[Request]
+
+	mu  sync.Mutex // guards seq
+	seq int
 }
 
 // Request is one HTTP request the server got, of any path.
@@ -115,21 +115,6 @@ apps = false
 `, baseURL, envKey, retries)
 }
 
-// Turns are the /responses requests it has answered so far (errors
-// included), oldest first.
-func (s *Server) Turns() []modelserver.Turn {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]modelserver.Turn(nil), s.turns...)
-}
-
-// Requests are all requests it got, of any path, oldest first.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
 // Paths are "METHOD /path" of all requests, oldest first.
 func (s *Server) Paths() []string {
 	var out []string
@@ -153,18 +138,11 @@ func (s *Server) RawTurns() []json.RawMessage {
 // arrived records a request as it arrives; the returned func sets the
 // status it was answered with.
 func (s *Server) arrived(r *http.Request, body []byte) func(status int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	i := len(s.requests)
-	s.requests = append(s.requests, Request{
+	change := s.KeepRequest(Request{
 		Time: time.Now(), Method: r.Method, Path: r.URL.Path,
 		Header: r.Header.Clone(), Body: body,
 	})
-	return func(status int) {
-		s.mu.Lock()
-		s.requests[i].Status = status
-		s.mu.Unlock()
-	}
+	return func(status int) { change(func(r *Request) { r.Status = status }) }
 }
 
 func (s *Server) next(prefix string) string {
@@ -277,9 +255,7 @@ func (s *Server) responses(w http.ResponseWriter, body []byte) int {
 		return http.StatusBadRequest
 	}
 	turn, kinds := decode(req)
-	s.mu.Lock()
-	s.turns = append(s.turns, turn)
-	s.mu.Unlock()
+	s.KeepTurn(turn)
 
 	reply := s.brain(turn)
 	if reply.Status != 0 {
