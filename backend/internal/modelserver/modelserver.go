@@ -11,6 +11,8 @@ package modelserver
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"sync"
 )
 
@@ -131,4 +133,17 @@ func (l *Log[R]) Requests() []R {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]R(nil), l.requests...)
+}
+
+// WriteStatus sends a Reply that has a Status, as an API's error answer:
+// its Headers, JSON unless they say otherwise, and its Body as it is.
+func WriteStatus(w http.ResponseWriter, r Reply) {
+	for k, v := range r.Headers {
+		w.Header().Set(k, v)
+	}
+	if w.Header().Get("Content-Type") == "" {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.WriteHeader(r.Status)
+	_, _ = io.WriteString(w, r.Body)
 }

@@ -256,14 +256,7 @@ func (s *Server) messages(w http.ResponseWriter, r Request) {
 	reply := s.brain(turn)
 	s.think.Unlock()
 	if reply.Status != 0 {
-		for k, v := range reply.Headers {
-			w.Header().Set(k, v)
-		}
-		if w.Header().Get("Content-Type") == "" {
-			w.Header().Set("Content-Type", "application/json")
-		}
-		w.WriteHeader(reply.Status)
-		io.WriteString(w, reply.Body)
+		modelserver.WriteStatus(w, reply)
 		return
 	}
 	id := fmt.Sprintf("msg_%024d", s.n.Add(1))

@@ -147,7 +147,7 @@ func (s *Server) complete(ctx context.Context, w http.ResponseWriter, body []byt
 	}
 	reply := s.brain(ctx, turn)
 	if reply.Status != 0 {
-		writeReply(w, reply)
+		modelserver.WriteStatus(w, reply)
 		return
 	}
 	reply.Calls = s.identify(reply.Calls)
@@ -177,19 +177,6 @@ func (s *Server) identify(calls []modelserver.Call) []modelserver.Call {
 		}
 	}
 	return calls
-}
-
-// writeReply sends a Reply with a Status: its Headers, JSON unless they
-// say otherwise, and its Body as it is.
-func writeReply(w http.ResponseWriter, reply modelserver.Reply) {
-	for k, v := range reply.Headers {
-		w.Header().Set(k, v)
-	}
-	if w.Header().Get("Content-Type") == "" {
-		w.Header().Set("Content-Type", "application/json")
-	}
-	w.WriteHeader(reply.Status)
-	io.WriteString(w, reply.Body)
 }
 
 // pace is the think time and chunk gap of a Paced server; a nil pace

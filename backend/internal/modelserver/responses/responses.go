@@ -259,14 +259,7 @@ func (s *Server) responses(w http.ResponseWriter, body []byte) int {
 
 	reply := s.brain(turn)
 	if reply.Status != 0 {
-		for k, v := range reply.Headers {
-			w.Header().Set(k, v)
-		}
-		if w.Header().Get("Content-Type") == "" {
-			w.Header().Set("Content-Type", "application/json")
-		}
-		w.WriteHeader(reply.Status)
-		io.WriteString(w, reply.Body)
+		modelserver.WriteStatus(w, reply)
 		return reply.Status
 	}
 	s.stream(w, req.Model, reply, kinds)
