@@ -19,6 +19,9 @@ type Tree struct {
 	pid  int
 	mark procmark.Mark
 	job  job
+	// since is where the process counters stood before the command
+	// started, so its end reads only the processes made after it.
+	since procmark.Since
 }
 
 // Start starts cmd as a tree of its own marked with mark, which must name
@@ -27,10 +30,11 @@ type Tree struct {
 func Start(cmd *exec.Cmd, mark procmark.Mark) (*Tree, error) {
 	cmd.Env = mark.Env(cmd.Env)
 	cmd.SysProcAttr = procgroup.Attr()
+	since := procmark.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	t := &Tree{pid: cmd.Process.Pid, mark: mark}
+	t := &Tree{pid: cmd.Process.Pid, mark: mark, since: since}
 	t.job = newJob(cmd.Process.Pid)
 	return t, nil
 }
@@ -43,7 +47,7 @@ func (t *Tree) Pid() int { return t.pid }
 func (t *Tree) Signal(sig syscall.Signal) {
 	procgroup.Signal(t.pid, sig)
 	if t.mark.Run != "" {
-		procmark.Signal(t.mark, sig)
+		procmark.SignalSince(t.mark, t.since, sig)
 	}
 	if sig == syscall.SIGKILL {
 		t.job.terminate()
