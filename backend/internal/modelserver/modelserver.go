@@ -9,6 +9,7 @@
 package modelserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -146,4 +147,14 @@ func WriteStatus(w http.ResponseWriter, r Reply) {
 	}
 	w.WriteHeader(r.Status)
 	_, _ = io.WriteString(w, r.Body)
+}
+
+// Marshal is json.Marshal without escaping <, > and &, as the model APIs
+// send JSON.
+func Marshal(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }

@@ -287,7 +287,7 @@ func (a *answer) stream(ctx context.Context, w http.ResponseWriter, gap time.Dur
 		return ctx.Err() == nil
 	}
 	for _, c := range a.chunks() {
-		if !send(marshal(c)) {
+		if !send(modelserver.Marshal(c)) {
 			return
 		}
 	}
@@ -353,19 +353,10 @@ func halves(s string) []string {
 	return []string{s[:half], s[half:]}
 }
 
-// marshal is json.Marshal without escaping <, > and &, as OpenAI sends.
-func marshal(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(v)
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-}
-
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(marshal(v))
+	w.Write(modelserver.Marshal(v))
 }
 
 func writeError(w http.ResponseWriter, status int, typ, code, msg string) {

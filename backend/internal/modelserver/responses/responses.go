@@ -17,7 +17,6 @@
 package responses
 
 import (
-	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
@@ -203,7 +202,7 @@ func modelList() map[string]any {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b := marshal(v)
+	b := modelserver.Marshal(v)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
@@ -435,7 +434,7 @@ func (e *sse) send(typ string, fields map[string]any) {
 	fields["type"] = typ
 	fields["sequence_number"] = e.n
 	e.n++
-	b := marshal(fields)
+	b := modelserver.Marshal(fields)
 	fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", typ, b)
 	if e.fl != nil {
 		e.fl.Flush()
@@ -565,33 +564,24 @@ func (s *Server) stream(w http.ResponseWriter, model string, reply modelserver.R
 	e.send("response.completed", map[string]any{"response": final})
 }
 
-// marshal is json.Marshal without escaping <, > and &.
-func marshal(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(v)
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-}
-
 // Exec is a call of Codex's shell tool, exec_command, running cmd (in
 // bash -lc, in the turn's cwd).
 func Exec(id, cmd string) modelserver.Call {
-	return modelserver.Call{ID: id, Name: "exec_command", Args: marshal(map[string]any{"cmd": cmd})}
+	return modelserver.Call{ID: id, Name: "exec_command", Args: modelserver.Marshal(map[string]any{"cmd": cmd})}
 }
 
 // Patch is a call of Codex's apply_patch tool, a custom (freeform) tool
 // whose whole input is the patch text ("*** Begin Patch\n*** Add File:
 // x\n+line\n*** End Patch\n"). Its Args are the JSON string of it.
 func Patch(id, patch string) modelserver.Call {
-	return modelserver.Call{ID: id, Name: "apply_patch", Args: marshal(patch)}
+	return modelserver.Call{ID: id, Name: "apply_patch", Args: modelserver.Marshal(patch)}
 }
 
 // Search is a call of Codex's tool_search, which finds the deferred
 // tools (MCP tools) matching query; they are offered from the next
 // request on, by their qualified name (mcp__server__tool).
 func Search(id, query string) modelserver.Call {
-	return modelserver.Call{ID: id, Name: "tool_search", Args: marshal(map[string]any{"query": query, "limit": 8})}
+	return modelserver.Call{ID: id, Name: "tool_search", Args: modelserver.Marshal(map[string]any{"query": query, "limit": 8})}
 }
 
 // RateLimit is a 429 for a per-minute limit, in the OpenAI shape, with
@@ -619,7 +609,7 @@ func Quota() modelserver.Reply {
 }
 
 func errorReply(status int, typ, code, msg string, headers map[string]string) modelserver.Reply {
-	body := marshal(map[string]any{"error": map[string]any{
+	body := modelserver.Marshal(map[string]any{"error": map[string]any{
 		"message": msg, "type": typ, "param": nil, "code": code,
 	}})
 	h := map[string]string{"Content-Type": "application/json"}
