@@ -19,9 +19,6 @@ import (
 type Conversations interface {
 	// Conversation returns one conversation, or ErrNotFound.
 	Conversation(id string) (conversation.Conversation, error)
-	// Conversations returns every conversation, oldest (CreatedAt, then ID)
-	// first (backups and tests: Conch itself reads through the index).
-	Conversations() ([]conversation.Conversation, error)
 	// Chats is a page of the person's chats, the most recently changed
 	// first, whose titles hold every word of query.
 	Chats(query, cursor string, limit int) (ChatPage, error)
@@ -73,7 +70,8 @@ func (b *Bolt) Conversation(id string) (conversation.Conversation, error) {
 }
 
 // Conversations returns every conversation, oldest (CreatedAt, then ID)
-// first. Records that cannot be decoded are left out and named in an error
+// first: for a check against every record (tests); Conch itself reads
+// through the index. Records that cannot be decoded are left out and named in an error
 // matching ErrCorrupt, returned with the others.
 func (b *Bolt) Conversations() ([]conversation.Conversation, error) {
 	cs := []conversation.Conversation{}
