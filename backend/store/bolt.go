@@ -252,7 +252,7 @@ func (b *Bolt) PutTask(t task.Task) error {
 }
 
 // PutTasks writes every task of ts in one transaction (all or none): a
-// restore or an import, not a task's own changes.
+// seed, or one task's end stored with the next one's start.
 func (b *Bolt) PutTasks(ts []task.Task) error {
 	ops := make([]op, 0, len(ts))
 	for _, t := range ts {

@@ -41,6 +41,8 @@ type Store interface {
 	Tasks() ([]task.Task, error)
 	// PutTask writes t; when it returns nil, t is durable.
 	PutTask(t task.Task) error
+	// PutTasks writes every task of ts in one transaction, all or none.
+	PutTasks(ts []task.Task) error
 	// DeleteTask removes a task, or returns ErrNotFound.
 	DeleteTask(id string) error
 	// ActiveTasks are the tasks that are not finished, oldest first in

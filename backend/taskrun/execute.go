@@ -21,9 +21,11 @@ import (
 const outputFlush = 250 * time.Millisecond
 
 // run carries one task from queued to a finished status. It owns the slot
-// it was given (h) and frees it on return. A panic anywhere in the run
-// fails this task, saying so, and Conch carries on.
-func (r *Runner) run(ctx context.Context, e *entry, h *activeRun) {
+// it was given (h) and frees it (or passes it on) on return. begun is the
+// task as stored running when the run that passed it the slot stored that
+// (nil: run stores it). A panic anywhere in the run fails this task,
+// saying so, and Conch carries on.
+func (r *Runner) run(ctx context.Context, e *entry, h *activeRun, begun *task.Task) {
 	defer r.wg.Done()
 	defer func() {
 		e.mu.Lock()
@@ -45,20 +47,22 @@ func (r *Runner) run(ctx context.Context, e *entry, h *activeRun) {
 	defer func() {
 		if v := recover(); v != nil {
 			r.cfg.Log.Error("task run panicked", "task", e.id(), "panic", v, "stack", string(debug.Stack()))
-			r.finish(e, nil, Outcome{}, panicked(v))
+			r.finish(e, nil, Outcome{}, panicked(v), nil)
 		}
 	}()
 
 	id := e.id()
-	started, err := r.updateEntry(e, func(t *task.Task) error {
-		return t.SetStatus(task.Running, r.cfg.Now())
-	})
-	if err != nil {
-		// Stopped or deleted between dequeue and start: nothing to run.
-		return
+	if begun == nil {
+		t, err := r.updateEntry(e, r.begin)
+		if err != nil {
+			// Stopped or deleted between dequeue and start: nothing to run.
+			return
+		}
+		begun = &t
 	}
+	started := *begun
 	if ctx.Err() != nil { // stopped (or Conch closing) as it started
-		r.finish(e, nil, Outcome{}, finishCause(ctx, ctx.Err()))
+		r.finish(e, nil, Outcome{}, finishCause(ctx, ctx.Err()), nil)
 		return
 	}
 	ex := r.cfg.Executors[started.Provider]
@@ -66,16 +70,16 @@ func (r *Runner) run(ctx context.Context, e *entry, h *activeRun) {
 		ex = r.cfg.Conversations
 	}
 	if ex == nil {
-		r.finish(e, nil, Outcome{}, fmt.Errorf("provider %q is not available", started.Provider))
+		r.finish(e, nil, Outcome{}, fmt.Errorf("provider %q is not available", started.Provider), nil)
 		return
 	}
 	if ready, reason := ex.Ready(); !ready {
-		r.finish(e, nil, Outcome{}, errors.New(reason))
+		r.finish(e, nil, Outcome{}, errors.New(reason), nil)
 		return
 	}
 	w, err := r.cfg.Logs.Open(id)
 	if err != nil {
-		r.finish(e, nil, Outcome{}, fmt.Errorf("open output: %w", err))
+		r.finish(e, nil, Outcome{}, fmt.Errorf("open output: %w", err), nil)
 		return
 	}
 	if w.Size() > 0 {
@@ -190,11 +194,13 @@ func (r *Runner) run(ctx context.Context, e *entry, h *activeRun) {
 	if err := w.Close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("close output: %w", err)
 	}
-	// The work is over: the next task may start while this one's end is
-	// stored (their two writes share a commit).
-	r.releaseSlot(h)
-	r.finish(e, &size, out, finishCause(ctx, runErr), held.take())
+	// The work is over: the next task waiting takes the slot, and its
+	// start is stored with this one's end, in one write.
+	r.finish(e, &size, out, finishCause(ctx, runErr), r.passSlot(h), held.take())
 }
+
+// begin marks a task that is taking its slot running.
+func (r *Runner) begin(t *task.Task) error { return t.SetStatus(task.Running, r.cfg.Now()) }
 
 // launchHold is how long a command's start waits to be stored on its own:
 // one that ends sooner has it stored with its end, in one write.
@@ -290,8 +296,10 @@ func finishCause(ctx context.Context, runErr error) error {
 var errInterrupted = errors.New(InterruptedReason)
 
 // finish writes the run's final status, after first (a held launch).
-func (r *Runner) finish(e *entry, size *int64, out Outcome, cause error, first ...func(t *task.Task)) {
-	_, err := r.updateEntry(e, func(t *task.Task) error {
+// With next (the task its slot passed to), next's start is stored in the
+// same write and next's run started.
+func (r *Runner) finish(e *entry, size *int64, out Outcome, cause error, next *queuedRun, first ...func(t *task.Task)) {
+	end := func(t *task.Task) error {
 		for _, f := range first {
 			if f != nil {
 				f(t)
@@ -324,8 +332,21 @@ func (r *Runner) finish(e *entry, size *int64, out Outcome, cause error, first .
 			t.Error = cause.Error()
 			return t.SetStatus(task.Failed, now)
 		}
-	})
-	_ = err // a refused change means the task already ended (e.g. deleted)
+	}
+	if next == nil {
+		_, _ = r.updateEntry(e, end) // refused: the task already ended (e.g. deleted)
+		return
+	}
+	var begun *task.Task
+	defer func() { go r.run(next.ctx, next.e, next.h, begun) }()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	next.e.mu.Lock() // a queued task's: never a running one's, so never the other way round
+	defer next.e.mu.Unlock()
+	ts, errs := r.updateAllLocked(change{e, end}, change{next.e, r.begin})
+	if errs[1] == nil {
+		begun = &ts[1]
+	}
 }
 
 // flushOutput saves the log's size while the task runs.

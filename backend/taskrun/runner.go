@@ -914,21 +914,61 @@ func (r *Runner) updateEntry(e *entry, fn func(t *task.Task) error) (task.Task, 
 }
 
 func (r *Runner) updateLocked(e *entry, fn func(t *task.Task) error) (task.Task, error) {
-	if e.deleted {
-		return e.t.Clone(), fmt.Errorf("task %q: %w", e.t.ID, ErrNotFound)
+	ts, errs := r.updateAllLocked(change{e, fn})
+	return ts[0], errs[0]
+}
+
+// change is one task's part of a write (updateAllLocked).
+type change struct {
+	e  *entry
+	fn func(t *task.Task) error
+}
+
+// updateAllLocked is update for several tasks at once, each entry's lock
+// held by the caller: the changes fn accepts are stored in one write, then
+// kept and published in order. A change fn refuses (or of a deleted task)
+// is left out; the others still land. It answers each task as it is now
+// and each change's error.
+func (r *Runner) updateAllLocked(cs ...change) ([]task.Task, []error) {
+	out, errs := make([]task.Task, len(cs)), make([]error, len(cs))
+	next := make([]task.Task, 0, len(cs))
+	for i, c := range cs {
+		if c.e.deleted {
+			errs[i] = fmt.Errorf("task %q: %w", c.e.t.ID, ErrNotFound)
+			continue
+		}
+		n := c.e.t.Clone()
+		if err := c.fn(&n); err != nil {
+			errs[i] = err
+			continue
+		}
+		n.Rev = c.e.t.Rev + 1
+		next = append(next, n)
 	}
-	next := e.t.Clone()
-	if err := fn(&next); err != nil {
-		return e.t.Clone(), err
+	var err error
+	switch len(next) {
+	case 0:
+	case 1:
+		if err = r.cfg.Store.PutTask(next[0]); err != nil {
+			err = fmt.Errorf("save task %s: %w", next[0].ID, err)
+		}
+	default:
+		err = r.cfg.Store.PutTasks(next)
 	}
-	next.Rev = e.t.Rev + 1
-	if err := r.cfg.Store.PutTask(next); err != nil {
-		return e.t.Clone(), fmt.Errorf("save task %s: %w", next.ID, err)
+	for i, c := range cs {
+		if errs[i] == nil && err != nil {
+			errs[i] = err
+		}
+		if errs[i] != nil {
+			out[i] = c.e.t.Clone()
+			continue
+		}
+		prev := c.e.t.Status
+		c.e.t, next = next[0], next[1:]
+		r.publish(prev, c.e.t)
+		out[i] = c.e.t.Clone()
 	}
-	prev := e.t.Status
-	e.t = next
-	r.publish(prev, next)
-	return next.Clone(), nil
+	return out, errs
 }
 
 // publish tells Observe and the bus of t, which was prev ("" for a new
@@ -949,33 +989,76 @@ func (r *Runner) dispatch() {
 		return
 	}
 	for _, kind := range []task.Kind{task.Background, task.Helper} {
-		limit := r.limits.Background
-		if kind == task.Helper {
-			limit = r.limits.Helper
-		}
-		for r.active[kind] < limit && len(r.queue[kind]) > 0 {
-			id := r.queue[kind][0]
-			r.queue[kind] = r.queue[kind][1:]
-			e, ok := r.entries[id]
-			if !ok {
-				continue
+		for r.active[kind] < r.limitOf(kind) {
+			n := r.nextLocked(kind)
+			if n == nil {
+				break
 			}
-			ctx, cancel := context.WithCancelCause(r.ctx)
-			h := &activeRun{cancel: cancel, done: make(chan struct{}), kind: kind, slot: true}
-			e.mu.Lock()
-			if e.deleted || e.t.Status != task.Queued {
-				e.mu.Unlock()
-				cancel(nil)
-				continue
-			}
-			e.run = h
-			e.mu.Unlock()
-			e.refs++ // the run holds it until its end (see run)
 			r.active[kind]++
-			r.wg.Add(1)
-			go r.run(ctx, e, h)
+			go r.run(n.ctx, n.e, n.h, nil)
 		}
 	}
+}
+
+// limitOf is how many tasks of kind may work at once.
+func (r *Runner) limitOf(kind task.Kind) int {
+	if kind == task.Helper {
+		return r.limits.Helper
+	}
+	return r.limits.Background
+}
+
+// queuedRun is a queued task taken for a slot, with its run.
+type queuedRun struct {
+	e   *entry
+	h   *activeRun
+	ctx context.Context
+}
+
+// nextLocked takes the first queued task of kind that can still start
+// and gives it a run holding a slot (r.mu held; the caller counts the slot
+// and starts the run). Nil: none is waiting.
+func (r *Runner) nextLocked(kind task.Kind) *queuedRun {
+	for len(r.queue[kind]) > 0 {
+		id := r.queue[kind][0]
+		r.queue[kind] = r.queue[kind][1:]
+		e, ok := r.entries[id]
+		if !ok {
+			continue
+		}
+		ctx, cancel := context.WithCancelCause(r.ctx)
+		h := &activeRun{cancel: cancel, done: make(chan struct{}), kind: kind, slot: true}
+		e.mu.Lock()
+		if e.deleted || e.t.Status != task.Queued {
+			e.mu.Unlock()
+			cancel(nil)
+			continue
+		}
+		e.run = h
+		e.mu.Unlock()
+		e.refs++ // the run holds it until its end (see run)
+		r.wg.Add(1)
+		return &queuedRun{e: e, h: h, ctx: ctx}
+	}
+	return nil
+}
+
+// passSlot ends h's hold on its slot as its work ends. When a task of its
+// kind is waiting, the slot goes straight to it, so that task's start can
+// be stored with h's end in one write (see finish); otherwise the slot is
+// freed for dispatch.
+func (r *Runner) passSlot(h *activeRun) *queuedRun {
+	r.mu.Lock()
+	if h.slot && r.started && !r.closed && r.active[h.kind] <= r.limitOf(h.kind) {
+		if n := r.nextLocked(h.kind); n != nil {
+			h.slot = false // the count stays: the slot is n's now
+			r.mu.Unlock()
+			return n
+		}
+	}
+	r.mu.Unlock()
+	r.releaseSlot(h)
+	return nil
 }
 
 // id is the task's id, which never changes.

@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"conch/backend/event"
 	"conch/backend/output"
+	"conch/backend/pref"
 	"conch/backend/provider/shell"
 	"conch/backend/store"
 	"conch/backend/task"
@@ -510,5 +512,83 @@ func TestACommandCostsTheStoreFewWrites(t *testing.T) {
 	s := b.waitStatus(t, slow.ID, task.Stopped)
 	if s.Steps[0] != "Started sleep 2" || s.Steps[len(s.Steps)-1] != "Stopped" {
 		t.Fatalf("stopped: %q", s.Steps)
+	}
+}
+
+// writes records what each write to the store held: the tasks' ids and
+// statuses, in the order they were stored.
+type writes struct {
+	store.Store
+	mu  sync.Mutex
+	log [][]string
+}
+
+func (w *writes) record(ts ...task.Task) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var one []string
+	for _, t := range ts {
+		one = append(one, t.Title+" "+string(t.Status))
+	}
+	w.log = append(w.log, one)
+}
+
+func (w *writes) PutTask(t task.Task) error {
+	err := w.Store.PutTask(t)
+	if err == nil {
+		w.record(t)
+	}
+	return err
+}
+
+func (w *writes) PutTasks(ts []task.Task) error {
+	err := w.Store.PutTasks(ts)
+	if err == nil {
+		w.record(ts...)
+	}
+	return err
+}
+
+func (w *writes) since(n int) [][]string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.log[n:])
+}
+
+// A slot whose task ends goes straight to the next one waiting, and that
+// one's start is stored with the end in one write: a queue of quick
+// commands costs the store one write a task to run, not two.
+func TestTheNextTaskStartsInTheWriteThatEndsTheLast(t *testing.T) {
+	w := &writes{}
+	b := setup(t, func(c *taskrun.Config) { w.Store = c.Store; c.Store = w })
+	b.runner.SetLimits(pref.Limits{Background: 1, Helper: 1})
+	release := filepath.Join(b.dir, "release")
+	first := b.create(t, fmt.Sprintf("while [ ! -e %s ]; do sleep 0.01; done", release), task.Auto)
+	b.waitFor(t, first.ID, "its start stored", func(tk task.Task) bool { return tk.Pid != 0 })
+	ids := []string{first.ID}
+	for _, cmd := range []string{"echo b", "echo c", "echo d"} {
+		ids = append(ids, b.create(t, cmd, task.Auto).ID)
+	}
+	from := len(w.since(0))
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		b.waitStatus(t, id, task.Done)
+	}
+	long := first.Title
+	want := [][]string{
+		{long + " done", "echo b running"},
+		{"echo b done", "echo c running"},
+		{"echo c done", "echo d running"},
+		{"echo d done"},
+	}
+	if got := w.since(from); !slices.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("writes after the first ended:\n got %q\nwant %q", got, want)
+	}
+	for _, id := range ids[1:] {
+		if tk, _ := b.runner.Get(id); tk.Rev != 3 || tk.Steps[0] != "Started "+tk.Title {
+			t.Fatalf("%s: rev %d, steps %q", tk.Title, tk.Rev, tk.Steps)
+		}
 	}
 }
