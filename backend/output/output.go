@@ -334,6 +334,34 @@ func (w *Writer) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// copyBufs are the buffers ReadFrom copies through.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// ReadFrom appends what r gives until it ends. os/exec copies a command's
+// output pipe in here; through io.Copy it would make a new 32 KiB buffer
+// for every command, where this takes one from a pool.
+func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	var total int64
+	for {
+		n, err := r.Read(*bp)
+		if n > 0 {
+			m, werr := w.Write((*bp)[:n])
+			total += int64(m)
+			if werr != nil {
+				return total, werr
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+}
+
 // create makes the log's folder and file, for its first byte.
 func (w *Writer) create() error {
 	if err := os.MkdirAll(filepath.Dir(w.path), 0o700); err != nil {
@@ -405,14 +433,21 @@ func validTail(b []byte) string {
 	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
-// ring keeps the last TailSize bytes written.
+// ring keeps the last TailSize bytes written. Its buffer is made at the
+// first byte: most commands print little or nothing.
 type ring struct {
-	buf  [TailSize]byte
+	buf  []byte
 	next int // where the next byte goes
 	full bool
 }
 
 func (r *ring) write(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	if r.buf == nil {
+		r.buf = make([]byte, TailSize)
+	}
 	if len(p) >= len(r.buf) {
 		copy(r.buf[:], p[len(p)-len(r.buf):])
 		r.next, r.full = 0, true
@@ -424,7 +459,7 @@ func (r *ring) write(p []byte) {
 		r.full = true
 	}
 	r.next = (r.next + len(p)) % len(r.buf)
-	if r.next == 0 && len(p) > 0 {
+	if r.next == 0 {
 		r.full = true
 	}
 }

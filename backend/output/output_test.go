@@ -598,3 +598,48 @@ func TestALogIsMadeAtItsFirstByte(t *testing.T) {
 		t.Fatalf("log %q %v", b, err)
 	}
 }
+
+// A command's output pipe is copied in through ReadFrom: everything lands,
+// in order, with the tail kept, from a pipe written in pieces of every
+// size; a writer that got no byte holds no tail buffer.
+func TestReadFromTakesAWholePipe(t *testing.T) {
+	l := newTest(t)
+	quiet := openW(t, l, "quiet")
+	if n, err := quiet.ReadFrom(strings.NewReader("")); n != 0 || err != nil || quiet.tail.buf != nil {
+		t.Fatalf("an empty pipe: %d %v, tail buffer %d bytes", n, err, len(quiet.tail.buf))
+	}
+	w := openW(t, l, "loud")
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	var pieces [][]byte
+	for i := range 2000 {
+		piece := bytes.Repeat([]byte{byte('a' + i%26)}, 1+i*7%300)
+		want.Write(piece)
+		pieces = append(pieces, piece)
+	}
+	go func() {
+		defer pw.Close()
+		for _, piece := range pieces {
+			if _, err := pw.Write(piece); err != nil {
+				return
+			}
+		}
+	}()
+	n, err := w.ReadFrom(pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := l.ReadAt("loud", 0, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != int64(want.Len()) || !bytes.Equal(got, want.Bytes()) || w.Size() != n {
+		t.Fatalf("copied %d of %d bytes; log %d bytes, size %d", n, want.Len(), len(got), w.Size())
+	}
+	if tail := w.Tail(100); tail != string(want.Bytes()[want.Len()-100:]) {
+		t.Fatalf("tail %q", tail)
+	}
+}
