@@ -3,7 +3,9 @@ package procmark
 import (
 	"bytes"
 	"os"
+	"slices"
 	"strconv"
+	"sync"
 	"syscall"
 )
 
@@ -21,10 +23,13 @@ type Since struct {
 	ok    bool
 }
 
-// Now reads the counters; take it before the command starts.
+// Now reads the counters; take it before the command starts. The fork
+// count is read first and the last pid after it (and the other way round
+// in madeSince), so a process made between the two reads can only make
+// the count look higher, never hide a wrap.
 func Now() Since {
-	last, ok1 := lastPid()
-	forks, ok2 := forkCount()
+	forks, ok1 := forkCount()
+	last, ok2 := lastPid()
 	return Since{last: last, forks: forks, ok: ok1 && ok2}
 }
 
@@ -68,13 +73,49 @@ func madeSince(s Since) ([]int, bool) {
 	return out, true
 }
 
+// procBuf is what readProc reads into: /proc/stat is a few KiB, far more
+// on a machine with many CPUs and interrupts.
+var procBuf = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+// readProc calls use with the whole of a /proc file, read into a pooled
+// buffer (use must not keep it). A task reads a few of these as it starts
+// and ends; plain system calls make it three calls each and no garbage,
+// where os.ReadFile takes six and a new buffer.
+func readProc[T any](path string, use func([]byte) (T, bool)) (T, bool) {
+	var zero T
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return zero, false
+	}
+	defer syscall.Close(fd)
+	bp := procBuf.Get().(*[]byte)
+	defer procBuf.Put(bp)
+	b := (*bp)[:0]
+	for {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, cap(b))
+		}
+		n, err := syscall.Read(fd, b[len(b):cap(b)])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return zero, false
+		}
+		if n == 0 {
+			break
+		}
+		b = b[:len(b)+n]
+	}
+	*bp = b
+	return use(b)
+}
+
 // lastPid is the last pid handed out in this pid namespace (the last field
 // of /proc/loadavg).
-func lastPid() (int, bool) {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0, false
-	}
+func lastPid() (int, bool) { return readProc("/proc/loadavg", parseLastPid) }
+
+func parseLastPid(b []byte) (int, bool) {
 	f := bytes.Fields(b)
 	if len(f) < 5 {
 		return 0, false
@@ -85,11 +126,9 @@ func lastPid() (int, bool) {
 
 // forkCount is how many processes (and threads) were made since boot (the
 // "processes" line of /proc/stat).
-func forkCount() (uint64, bool) {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0, false
-	}
+func forkCount() (uint64, bool) { return readProc("/proc/stat", parseForkCount) }
+
+func parseForkCount(b []byte) (uint64, bool) {
 	for line := range bytes.SplitSeq(b, []byte("\n")) {
 		if v, ok := bytes.CutPrefix(line, []byte("processes ")); ok {
 			n, err := strconv.ParseUint(string(bytes.TrimSpace(v)), 10, 64)
@@ -99,12 +138,11 @@ func forkCount() (uint64, bool) {
 	return 0, false
 }
 
-// pidMax is the highest pid number plus one (/proc/sys/kernel/pid_max).
-func pidMax() (int, bool) {
-	b, err := os.ReadFile("/proc/sys/kernel/pid_max")
-	if err != nil {
-		return 0, false
-	}
-	n, err := strconv.Atoi(string(bytes.TrimSpace(b)))
-	return n, err == nil && n > 0
-}
+// pidMax is the highest pid number plus one (/proc/sys/kernel/pid_max),
+// read once: it is set as the machine boots.
+var pidMax = sync.OnceValues(func() (int, bool) {
+	return readProc("/proc/sys/kernel/pid_max", func(b []byte) (int, bool) {
+		n, err := strconv.Atoi(string(bytes.TrimSpace(b)))
+		return n, err == nil && n > 0
+	})
+})
