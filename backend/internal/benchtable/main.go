@@ -157,7 +157,7 @@ func rows(r map[string]result, ui *frameLine) []row {
 		store.conch += fmt.Sprintf(", p99 %.1f ms", p99)
 	}
 	out = append(out, store,
-		rate("shell tasks finished (`true`, auto, 3 at once)", "/s", "BenchmarkShellTasks", "BenchmarkRawSpawn", "≥ 0.5×", 1))
+		rate("shell tasks finished (`true`, auto, 3 sent and run at once)", "/s", "BenchmarkShellTasks", "BenchmarkRawSpawn", "≥ 0.5×", 1))
 	mb := func(what, ours, raw, goal string) row {
 		o, ok1 := get(ours, "MB/s")
 		w, ok2 := get(raw, "MB/s")

@@ -23,6 +23,11 @@ import (
 // the default limit of background tasks.
 var benchParallel = pref.Defaults().Limits.Background
 
+// senders is how many clients send the tasks of the shell benchmarks at
+// once (each waits for its task to be stored before sending the next), so
+// their writes share commits as those of a busy Conch do.
+var senders = benchParallel
+
 // BenchmarkRawSpawn is the physical limit of BenchmarkShellTasks: `bash -c
 // true` started and waited for, benchParallel at a time.
 func BenchmarkRawSpawn(b *testing.B) {
@@ -73,19 +78,37 @@ func benchRunner(b *testing.B) (*taskrun.Runner, *event.Bus, string) {
 	return r, bus, dir
 }
 
-// runTasks sends n tasks of command and waits until every one has ended
-// done, failing on any other end.
+// runTasks sends n tasks of command from senders clients and waits until
+// every one has ended done, failing on any other end.
 func runTasks(b *testing.B, r *taskrun.Runner, bus *event.Bus, dir, command string, n int) {
 	b.Helper()
 	sub := bus.Subscribe(4 * n)
 	defer sub.Close()
 	ids := map[string]bool{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	send := make(chan struct{})
+	for range senders {
+		wg.Go(func() {
+			for range send {
+				tk, err := r.Create(taskrun.CreateRequest{Text: command, Options: taskrun.Options{Mode: string(task.Auto), Cwd: dir}})
+				if err != nil {
+					b.Error(err)
+					continue
+				}
+				mu.Lock()
+				ids[tk.ID] = true
+				mu.Unlock()
+			}
+		})
+	}
 	for range n {
-		tk, err := r.Create(taskrun.CreateRequest{Text: command, Options: taskrun.Options{Mode: string(task.Auto), Cwd: dir}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		ids[tk.ID] = true
+		send <- struct{}{}
+	}
+	close(send)
+	wg.Wait()
+	if b.Failed() {
+		b.FailNow()
 	}
 	for left := n; left > 0; {
 		select {
@@ -108,7 +131,8 @@ func runTasks(b *testing.B, r *taskrun.Runner, bus *event.Bus, dir, command stri
 
 // BenchmarkShellTasks is shell tasks (`true`, auto) carried from sent to
 // done through the runner: every state change stored, the output logged,
-// the events published; benchParallel run at once.
+// the events published; sent by benchParallel clients and run
+// benchParallel at once.
 func BenchmarkShellTasks(b *testing.B) {
 	r, bus, dir := benchRunner(b)
 	batch := 50
