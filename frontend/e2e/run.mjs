@@ -691,6 +691,16 @@ async function main() {
       await page.keyboard.press('Escape');
       await until('the menu to close on its button', async () => (await menu.count()) === 0 && (await page.evaluate(() => document.activeElement?.getAttribute('aria-haspopup') ?? '')) === 'menu');
       await more.click();
+      // Rows paint as layers of their own: the open menu must still be on
+      // top of the cards after its own, every item of it.
+      const covered = await menu.evaluate((m) =>
+        Array.from(m.querySelectorAll('[role="menuitem"]')).filter((item) => {
+          const r = item.getBoundingClientRect();
+          const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+          return !hit || !m.contains(hit);
+        }).length,
+      );
+      if (covered > 0) throw new Error(`${covered} items of the open menu are under something else`);
       await menu.getByRole('menuitem', { name: 'Try again' }).click();
       await until('a new run to finish (rev to grow, status done)', async () => Number(await c.getAttribute('data-rev', { timeout: 1000 })) > rev + 1 && (await c.getAttribute('data-status', { timeout: 1000 })) === 'done');
       await until('"hello-e2e" in the output', async () => ((await c.locator('pre').textContent()) ?? '').includes('hello-e2e'));
