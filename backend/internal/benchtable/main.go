@@ -10,6 +10,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -21,7 +22,7 @@ import (
 )
 
 func main() {
-	frames := flag.String("frames", "", "the UI frame-time line (frontend/e2e/frames.mjs), if it ran")
+	frames := flag.String("frames", "", "the UI frame-time lines (frontend/e2e/frames.mjs), one a run, if it ran")
 	out := flag.String("out", "", "also write the table here")
 	flag.Parse()
 	results, failed, err := read(os.Stdin, os.Stdout)
@@ -103,23 +104,40 @@ type frameLine struct {
 	// late is the share of frames that missed the next refresh, in
 	// percent (-1 when the line does not say).
 	late float64
+	// runs is how many runs the figures are the median of.
+	runs int
 }
 
 var framesRe = regexp.MustCompile(`p95 ([\d.]+) ms.* at (\d+) tasks, ([\d.]+) updates/s`)
 
+// parseFrames reads one line a run and answers the median run, ordered by
+// p95 and then by the share of late frames, as the Go figures are the
+// median of their runs.
 func parseFrames(s string) *frameLine {
-	m := framesRe.FindStringSubmatch(s)
-	if m == nil {
+	var runs []frameLine
+	for line := range strings.SplitSeq(s, "\n") {
+		m := framesRe.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		p95, _ := strconv.ParseFloat(m[1], 64)
+		n, _ := strconv.Atoi(m[2])
+		u, _ := strconv.ParseFloat(m[3], 64)
+		late := -1.0
+		if l := lateRe.FindStringSubmatch(line); l != nil {
+			late, _ = strconv.ParseFloat(l[1], 64)
+		}
+		runs = append(runs, frameLine{p95: p95, tasks: n, updates: u, late: late})
+	}
+	if len(runs) == 0 {
 		return nil
 	}
-	p95, _ := strconv.ParseFloat(m[1], 64)
-	n, _ := strconv.Atoi(m[2])
-	u, _ := strconv.ParseFloat(m[3], 64)
-	late := -1.0
-	if l := lateRe.FindStringSubmatch(s); l != nil {
-		late, _ = strconv.ParseFloat(l[1], 64)
-	}
-	return &frameLine{p95: p95, tasks: n, updates: u, late: late}
+	slices.SortStableFunc(runs, func(a, b frameLine) int {
+		return cmp.Or(cmp.Compare(a.p95, b.p95), cmp.Compare(a.late, b.late))
+	})
+	mid := runs[(len(runs)-1)/2]
+	mid.runs = len(runs)
+	return &mid
 }
 
 var lateRe = regexp.MustCompile(`\(([\d.]+)% late\)`)
@@ -196,8 +214,15 @@ func rows(r map[string]result, ui *frameLine) []row {
 	}
 	if ui != nil {
 		figure := fmt.Sprintf("%.1f ms", ui.p95)
+		var notes []string
 		if ui.late >= 0 {
-			figure += fmt.Sprintf(" (%.1f%% of frames late)", ui.late)
+			notes = append(notes, fmt.Sprintf("%.1f%% of frames late", ui.late))
+		}
+		if ui.runs > 1 {
+			notes = append(notes, fmt.Sprintf("the median of %d runs", ui.runs))
+		}
+		if len(notes) > 0 {
+			figure += " (" + strings.Join(notes, "; ") + ")"
 		}
 		out = append(out, row{fmt.Sprintf("UI p95 frame time, %d tasks, %.0f updates/s", ui.tasks, ui.updates), figure,
 			"16.7 ms (one frame at 60 Hz)", fmt.Sprintf("%.2f×", 16.7/ui.p95), "≤ 16.7 ms"})

@@ -73,3 +73,23 @@ BenchmarkPutTaskParallel-2   	  115705	     90000 ns/op	         4.0 p99-ms
 		t.Fatalf("table lacks %q:\n%s", want, table)
 	}
 }
+
+// Three UI runs give the middle one, by p95 and then by late frames; a
+// line that is not a run's is skipped.
+func TestTheUIRowIsTheMedianRun(t *testing.T) {
+	ui := parseFrames(`ui-frames: p50 16.7 ms p95 33.3 ms max 50 ms over 560 frames (8.2% late) at 10000 tasks, 98 updates/s
+  (249 tasks sent in 10.1 s)
+ui-frames: p50 16.7 ms p95 16.8 ms max 50 ms over 598 frames (1.3% late) at 10000 tasks, 97 updates/s
+ui-frames: p50 16.7 ms p95 16.8 ms max 33 ms over 582 frames (3.4% late) at 10000 tasks, 99 updates/s
+`)
+	if ui == nil || ui.p95 != 16.8 || ui.late != 3.4 || ui.updates != 99 || ui.runs != 3 {
+		t.Fatalf("median run: %+v", ui)
+	}
+	table := render(rows(map[string]result{}, ui))
+	if want := "| UI p95 frame time, 10000 tasks, 99 updates/s | 16.8 ms (3.4% of frames late; the median of 3 runs) |"; !strings.Contains(table, want) {
+		t.Fatalf("table lacks %q:\n%s", want, table)
+	}
+	if parseFrames("no run here\n") != nil {
+		t.Fatal("a file without a run gave one")
+	}
+}
