@@ -111,8 +111,8 @@ type frameLine struct {
 var framesRe = regexp.MustCompile(`p95 ([\d.]+) ms.* at (\d+) tasks, ([\d.]+) updates/s`)
 
 // parseFrames reads one line a run and answers the median run, ordered by
-// p95 and then by the share of late frames, as the Go figures are the
-// median of their runs.
+// the share of late frames (finer than p95, which lands on whole frames)
+// and then by p95, as the Go figures are the median of their runs.
 func parseFrames(s string) *frameLine {
 	var runs []frameLine
 	for line := range strings.SplitSeq(s, "\n") {
@@ -133,7 +133,7 @@ func parseFrames(s string) *frameLine {
 		return nil
 	}
 	slices.SortStableFunc(runs, func(a, b frameLine) int {
-		return cmp.Or(cmp.Compare(a.p95, b.p95), cmp.Compare(a.late, b.late))
+		return cmp.Or(cmp.Compare(a.late, b.late), cmp.Compare(a.p95, b.p95))
 	})
 	mid := runs[(len(runs)-1)/2]
 	mid.runs = len(runs)

@@ -74,7 +74,7 @@ BenchmarkPutTaskParallel-2   	  115705	     90000 ns/op	         4.0 p99-ms
 	}
 }
 
-// Three UI runs give the middle one, by p95 and then by late frames; a
+// Three UI runs give the middle one, by late frames and then by p95; a
 // line that is not a run's is skipped.
 func TestTheUIRowIsTheMedianRun(t *testing.T) {
 	ui := parseFrames(`ui-frames: p50 16.7 ms p95 33.3 ms max 50 ms over 560 frames (8.2% late) at 10000 tasks, 98 updates/s
