@@ -3,6 +3,7 @@ package taskrun_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"conch/backend/event"
+	"conch/backend/pref"
 	"conch/backend/procmark"
 	"conch/backend/store"
 	"conch/backend/task"
@@ -428,4 +430,70 @@ func TestManyClientsOnTheSameTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.check()
+}
+
+// A slot passing from one task to the next while clients stop, delete and
+// try again the tasks waiting for it: no more tasks ever work at once than
+// the limit, each operation lands whole or is refused, every task ends,
+// and the slot is free at the end.
+func TestTheSlotPassesWhileClientsChangeTheQueue(t *testing.T) {
+	b := setup(t)
+	b.runner.SetLimits(pref.Limits{Background: 1, Helper: 1})
+	sub := b.bus.Subscribe(1 << 16)
+	defer sub.Close()
+	var ids []string
+	for i := range 40 {
+		ids = append(ids, b.create(t, fmt.Sprintf("echo %d", i), task.Auto).ID)
+	}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			for range 60 {
+				id := ids[rng.IntN(len(ids))]
+				var err error
+				switch rng.IntN(3) {
+				case 0:
+					_, err = b.runner.StopTask(id)
+				case 1:
+					err = b.runner.Delete(id)
+				default:
+					_, err = b.runner.Retry(id)
+				}
+				if err != nil && !errors.Is(err, taskrun.ErrNotFound) && !errors.Is(err, taskrun.ErrConflict) && !errors.Is(err, task.ErrInvalidTransition) {
+					t.Errorf("an operation failed with neither a refusal nor not-found: %v", err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, id := range ids {
+		if _, err := b.runner.Get(id); err == nil {
+			b.waitFor(t, id, "finished", func(tk task.Task) bool { return tk.Status.Finished() })
+		}
+	}
+	// The events, in the order they were stored, never show two at work.
+	working := map[string]bool{}
+	most := 0
+	for len(sub.C()) > 0 {
+		ev := <-sub.C()
+		switch {
+		case ev.Type == event.TaskDeleted:
+			delete(working, ev.ID)
+		case ev.Type == event.TaskChanged && ev.Task.Status == task.Running:
+			working[ev.Task.ID] = true
+		case ev.Type == event.TaskChanged:
+			delete(working, ev.Task.ID)
+		}
+		most = max(most, len(working))
+	}
+	if most != 1 {
+		t.Fatalf("at most %d tasks worked at once with a limit of 1", most)
+	}
+	if c := b.runner.Concurrent(); c.Background.Running != 0 {
+		t.Fatalf("the slot is still counted at the end: %+v", c)
+	}
+	// And a task sent now still gets the slot.
+	last := b.create(t, "echo after", task.Auto)
+	b.waitStatus(t, last.ID, task.Done)
 }
