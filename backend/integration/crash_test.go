@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -498,16 +499,25 @@ func (r *crashRig) checkTasks(n int, snap storeSnapshot) map[string]task.Task {
 
 // list is every task the serving Conch has, by id.
 func (r *crashRig) list(n int) map[string]task.Task {
-	var l struct {
-		Tasks []task.Task `json:"tasks"`
-	}
-	if code := r.s.call(r.t, "GET", "/api/tasks", "", &l); code != 200 {
-		r.t.Fatalf("round %d: list the tasks: %d", n, code)
-	}
 	out := map[string]task.Task{}
-	for _, tk := range l.Tasks {
-		out[tk.ID] = tk
-		r.saw.task(tk)
+	// The overview, then the finished ones page by page: past the first
+	// hundred finished, the overview alone no longer holds every task.
+	for path := "/api/tasks"; path != ""; {
+		var l struct {
+			Tasks []task.Task `json:"tasks"`
+			Next  string      `json:"next"`
+		}
+		if code := r.s.call(r.t, "GET", path, "", &l); code != 200 {
+			r.t.Fatalf("round %d: list the tasks (%s): %d", n, path, code)
+		}
+		for _, tk := range l.Tasks {
+			out[tk.ID] = tk
+			r.saw.task(tk)
+		}
+		path = ""
+		if l.Next != "" {
+			path = "/api/tasks?group=finished&cursor=" + url.QueryEscape(l.Next)
+		}
 	}
 	return out
 }
