@@ -80,7 +80,7 @@ var procBuf = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &
 // readProc calls use with the whole of a /proc file, read into a pooled
 // buffer (use must not keep it). A task reads a few of these as it starts
 // and ends; plain system calls make it three calls each and no garbage,
-// where os.ReadFile takes six and a new buffer.
+// where os.ReadFile makes more and a new buffer each time.
 func readProc[T any](path string, use func([]byte) (T, bool)) (T, bool) {
 	var zero T
 	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
