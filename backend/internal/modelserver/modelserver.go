@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 )
 
@@ -147,6 +148,27 @@ func WriteStatus(w http.ResponseWriter, r Reply) {
 	}
 	w.WriteHeader(r.Status)
 	_, _ = io.WriteString(w, r.Body)
+}
+
+// ContentText is a message's content as text, as the OpenAI APIs send it:
+// a JSON string, or a list of parts whose text is joined by newlines (a
+// part without text, such as an image, is left out).
+func ContentText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	json.Unmarshal(raw, &parts)
+	var out []string
+	for _, p := range parts {
+		if p.Text != "" {
+			out = append(out, p.Text)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // Marshal is json.Marshal without escaping <, > and &, as the model APIs

@@ -64,10 +64,10 @@ func decode(req request) modelserver.Turn {
 	var system []string
 	for _, m := range req.Messages {
 		if m.Role == "system" || m.Role == "developer" {
-			system = append(system, contentText(m.Content))
+			system = append(system, modelserver.ContentText(m.Content))
 			continue
 		}
-		msg := modelserver.Message{Role: m.Role, Text: contentText(m.Content), CallID: m.ToolCallID}
+		msg := modelserver.Message{Role: m.Role, Text: modelserver.ContentText(m.Content), CallID: m.ToolCallID}
 		for _, c := range m.ToolCalls {
 			msg.Calls = append(msg.Calls, modelserver.Call{ID: c.ID, Name: c.Function.Name, Args: args(c.Function.Arguments)})
 		}
@@ -75,27 +75,6 @@ func decode(req request) modelserver.Turn {
 	}
 	turn.System = strings.Join(system, "\n\n")
 	return turn
-}
-
-// contentText is a message's text: its content string, or its text parts
-// joined.
-func contentText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	json.Unmarshal(raw, &parts)
-	var out []string
-	for _, p := range parts {
-		if p.Type == "text" {
-			out = append(out, p.Text)
-		}
-	}
-	return strings.Join(out, "\n")
 }
 
 // args is a call's arguments as JSON: the object its arguments string

@@ -349,7 +349,7 @@ func decode(req request) (modelserver.Turn, map[string]toolKind) {
 		}
 		switch it.Type {
 		case "message", "":
-			text := contentText(it.Content)
+			text := modelserver.ContentText(it.Content)
 			switch it.Role {
 			case "developer", "system":
 				system = append(system, text)
@@ -386,27 +386,6 @@ func decode(req request) (modelserver.Turn, map[string]toolKind) {
 	return turn, kinds
 }
 
-// contentText joins the text parts of a message's content (a string or
-// a list of input_text / output_text parts).
-func contentText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	json.Unmarshal(raw, &parts)
-	var out []string
-	for _, p := range parts {
-		if p.Text != "" {
-			out = append(out, p.Text)
-		}
-	}
-	return strings.Join(out, "\n")
-}
-
 // outputText reads a tool output: a string, a list of content parts, or
 // an object with content (older shapes).
 func outputText(raw json.RawMessage) string {
@@ -418,9 +397,9 @@ func outputText(raw json.RawMessage) string {
 		Content json.RawMessage `json:"content"`
 	}
 	if json.Unmarshal(raw, &obj) == nil && obj.Content != nil {
-		return contentText(obj.Content)
+		return modelserver.ContentText(obj.Content)
 	}
-	return contentText(raw)
+	return modelserver.ContentText(raw)
 }
 
 // sse writes one event and flushes it.
