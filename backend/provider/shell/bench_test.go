@@ -79,8 +79,8 @@ func benchRunner(b *testing.B) (*taskrun.Runner, *event.Bus, string) {
 }
 
 // runTasks sends n tasks of command from senders clients and waits until
-// every one has ended done, failing on any other end.
-func runTasks(b *testing.B, r *taskrun.Runner, bus *event.Bus, dir, command string, n int) {
+// every one has ended done, failing on any other end; it returns their ids.
+func runTasks(b *testing.B, r *taskrun.Runner, bus *event.Bus, dir, command string, n int) []string {
 	b.Helper()
 	sub := bus.Subscribe(4 * n)
 	defer sub.Close()
@@ -110,6 +110,7 @@ func runTasks(b *testing.B, r *taskrun.Runner, bus *event.Bus, dir, command stri
 	if b.Failed() {
 		b.FailNow()
 	}
+	done := make([]string, 0, n)
 	for left := n; left > 0; {
 		select {
 		case ev := <-sub.C():
@@ -120,6 +121,7 @@ func runTasks(b *testing.B, r *taskrun.Runner, bus *event.Bus, dir, command stri
 				b.Fatalf("%q ended %s: %s", command, ev.Task.Status, ev.Task.Error)
 			}
 			delete(ids, ev.Task.ID)
+			done = append(done, ev.Task.ID)
 			left--
 		case <-sub.Done():
 			b.Fatal("the benchmark fell behind the events")
@@ -127,6 +129,7 @@ func runTasks(b *testing.B, r *taskrun.Runner, bus *event.Bus, dir, command stri
 			b.Fatalf("%d tasks never finished", left)
 		}
 	}
+	return done
 }
 
 // BenchmarkShellTasks is shell tasks (`true`, auto) carried from sent to
@@ -146,26 +149,43 @@ func BenchmarkShellTasks(b *testing.B) {
 const outputBytes = 200 << 20
 
 // BenchmarkRawCommandToFile is the limit of BenchmarkShellTaskOutput: the
-// same command writing the same bytes to a file itself.
+// same command writing the same bytes to a file of its own. Each run writes
+// a new file and first deletes the last run's, as BenchmarkShellTaskOutput
+// deletes each task (and its log) before the next, so neither waits on the
+// disk writing back the runs before it: both measure getting the bytes
+// into a file. (Truncating one file again instead has ext4 start writing
+// it back at each close, and the next truncate wait for that.)
 func BenchmarkRawCommandToFile(b *testing.B) {
 	dir := b.TempDir()
-	out := filepath.Join(dir, "out")
 	b.SetBytes(outputBytes)
-	for b.Loop() {
-		cmd := exec.Command("bash", "-c", fmt.Sprintf("head -c %d /dev/zero > %s", outputBytes, out))
+	last := ""
+	for i := 0; b.Loop(); i++ {
+		if last != "" {
+			if err := os.Remove(last); err != nil {
+				b.Fatal(err)
+			}
+		}
+		last = filepath.Join(dir, fmt.Sprintf("out-%d", i))
+		cmd := exec.Command("bash", "-c", fmt.Sprintf("head -c %d /dev/zero > %s", outputBytes, last))
 		if err := cmd.Run(); err != nil {
 			b.Fatal(err)
 		}
 	}
-	_ = os.Remove(out)
 }
 
 // BenchmarkShellTaskOutput is one shell task printing 200 MB, ingested
-// into its log while it runs.
+// into its log while it runs; the next run deletes it first, as the raw
+// command's next run truncates its file.
 func BenchmarkShellTaskOutput(b *testing.B) {
 	r, bus, dir := benchRunner(b)
 	b.SetBytes(outputBytes)
+	var last []string
 	for b.Loop() {
-		runTasks(b, r, bus, dir, fmt.Sprintf("head -c %d /dev/zero", outputBytes), 1)
+		for _, id := range last {
+			if err := r.Delete(id); err != nil {
+				b.Fatal(err)
+			}
+		}
+		last = runTasks(b, r, bus, dir, fmt.Sprintf("head -c %d /dev/zero", outputBytes), 1)
 	}
 }
