@@ -334,15 +334,22 @@ func (w *Writer) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// copyBufs are the buffers ReadFrom copies through.
-var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+// The buffers ReadFrom copies through: a small one for the little most
+// commands print, a big one once a command prints faster than that drains.
+var (
+	smallBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+	bigBufs   = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
+)
 
 // ReadFrom appends what r gives until it ends. os/exec copies a command's
 // output pipe in here; through io.Copy it would make a new 32 KiB buffer
-// for every command, where this takes one from a pool.
+// for every command, where this takes one from a pool. A read that fills
+// the buffer says the command prints fast: the rest is copied in bigger
+// reads, from a pipe widened to hold them.
 func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
-	bp := copyBufs.Get().(*[]byte)
-	defer copyBufs.Put(bp)
+	pool := &smallBufs
+	bp := pool.Get().(*[]byte)
+	defer func() { pool.Put(bp) }()
 	var total int64
 	for {
 		n, err := r.Read(*bp)
@@ -358,6 +365,12 @@ func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
 		}
 		if err != nil {
 			return total, err
+		}
+		if n == len(*bp) && pool == &smallBufs {
+			pool.Put(bp)
+			pool = &bigBufs
+			bp = pool.Get().(*[]byte)
+			widen(r)
 		}
 	}
 }
