@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"conch/backend/event"
+	"conch/backend/internal/brief"
 	"conch/backend/pref"
 	"conch/backend/store"
 	"conch/backend/task"
@@ -205,16 +206,16 @@ func FinishMessage(t task.Task) Message {
 	switch t.Status {
 	case task.Done:
 		m.Title = t.Title + " — done"
-		if line := firstLine(t.Summary); line != "" {
-			m.Title += ": " + clip(line, 80)
+		if line := brief.FirstLine(t.Summary); line != "" {
+			m.Title += ": " + brief.Clip(line, 80)
 		}
 	default:
 		m.Title = t.Title + " — didn't finish"
 		if t.Error != "" {
 			body = append(body, capitalise(t.Error)+".")
 		}
-		if line := firstLine(t.Summary); line != "" {
-			body = append(body, clip(line, 120))
+		if line := brief.FirstLine(t.Summary); line != "" {
+			body = append(body, brief.Clip(line, 120))
 		}
 	}
 	if t.Status == task.Done && t.Provider == "shell" && t.ExitCode != nil {
@@ -235,21 +236,6 @@ func AskMessage(t task.Task) Message {
 		Body:    t.Ask.Detail,
 		Actions: []string{ActionAllow, ActionDeny},
 	}
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return strings.TrimSpace(s)
-}
-
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }
 
 func capitalise(s string) string {

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"unicode"
+
+	"conch/backend/internal/brief"
 )
 
 // Windows toast payloads: what Conch hands the notification platform for one
@@ -133,7 +135,7 @@ func cutText(s string, lines, n int) string {
 	if parts := strings.Split(s, "\n"); len(parts) > lines {
 		s = strings.TrimRight(strings.Join(parts[:lines], "\n"), " \t") + "…"
 	}
-	return clip(s, n)
+	return brief.Clip(s, n)
 }
 
 // toastDoc is the part of Windows' toast schema Conch uses.

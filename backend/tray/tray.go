@@ -14,6 +14,7 @@ import (
 
 	"conch/backend/ask"
 	"conch/backend/event"
+	"conch/backend/internal/brief"
 	"conch/backend/internal/sessionbus"
 	"conch/backend/task"
 )
@@ -368,8 +369,8 @@ const (
 // EntryOf is how a question waiting for the person reads in the menu.
 func EntryOf(it Item) Entry {
 	e := Entry{Warning: ask.Danger(it.Tool, it.Detail)}
-	question := firstLine(it.Detail)
-	e.Detail = clip(strings.Join(strings.Fields(it.Detail), " "), maxDetail)
+	question := brief.FirstLine(it.Detail)
+	e.Detail = brief.Clip(strings.Join(strings.Fields(it.Detail), " "), maxDetail)
 	if question == "" {
 		question = "See what it's asking"
 		e.Detail = "It asks for your OK"
@@ -378,26 +379,11 @@ func EntryOf(it Item) Entry {
 	if title == "" {
 		title = "New chat"
 	}
-	e.Title = clip(title, maxTitle) + " — " + clip(question, maxQuestion)
+	e.Title = brief.Clip(title, maxTitle) + " — " + brief.Clip(question, maxQuestion)
 	if e.Warning != "" {
 		e.Title = "⚠ Destructive: " + e.Title
 	}
 	return e
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return strings.TrimSpace(s)
-}
-
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return strings.TrimSpace(string(r[:n-1])) + "…"
-	}
-	return s
 }
 
 // dbusmenu reads an underscore in a label as "the next letter is its key"

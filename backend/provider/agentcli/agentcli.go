@@ -185,7 +185,6 @@ func probe(ctx context.Context, cfg Config, bin string, args ...string) (code in
 	return cmd.ProcessState.ExitCode(), strings.TrimSpace(buf.String()), true
 }
 
-// firstLine returns s's first non-empty line, or fallback.
 // firstLine returns s's first non-empty line without terminal escape
 // codes (a CLI colours its notices), or fallback.
 func firstLine(s, fallback string) string {
