@@ -21,6 +21,7 @@ var floors = map[string]int{
 	"conch/backend/procmark":                             0,
 	"conch/backend/output":                               0,
 	"conch/backend/internal/procgroup":                   0,
+	"conch/backend/internal/brief":                       0,
 	"conch/backend/internal/proctree":                    1,
 	"conch/backend/internal/sessionbus":                  0,
 	"conch/backend/internal/dbustest":                    0,
