@@ -1980,6 +1980,29 @@ async function main() {
       }, 30_000);
       const seen = await finished.locator('[data-task-card]').count();
       if (seen >= 100) throw new Error(`${seen} cards are rendered at the end of the list`);
+      // A jump, near or far past what was rendered around the view, shows
+      // rows over the whole view at the next frame: the rows past the view
+      // come a few a frame, never the ones in it.
+      for (const by of [-3000, 1200, -600, 2400]) {
+        const gap = await scroller.evaluate(async (el, dy) => {
+          el.scrollBy({ top: dy });
+          await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+          const view = el.getBoundingClientRect();
+          const list = el.querySelector('[data-group="finished"] .vlist');
+          if (!list) return 'no list';
+          const l = list.getBoundingClientRect();
+          const top = Math.max(view.top, l.top);
+          const bottom = Math.min(view.bottom, l.bottom);
+          if (bottom <= top) return '';
+          const rows = [...list.children];
+          const first = rows[0]?.getBoundingClientRect();
+          const last = rows[rows.length - 1]?.getBoundingClientRect();
+          if (!first || !last || first.top > top + 1 || last.bottom < bottom - 1) return `rows from ${first?.top} to ${last?.bottom} px, the view from ${top} to ${bottom} px`;
+          return '';
+        }, by);
+        if (gap !== '') throw new Error(`after scrolling ${by} px: ${gap}`);
+      }
+      await needleCard.scrollIntoViewIfNeeded();
 
       // A task that finishes while the person reads far down waits behind one
       // button instead of pushing the list down; the button brings it.
