@@ -604,6 +604,19 @@ async function main() {
       await send(page, 'sleep 30', 'auto');
       const c = await waitStatus(page, 'sleep 30', 'running', 'Working');
       await until('elapsed to tick', async () => /^\d+s$/.test(((await c.locator('.elapsed').textContent()) ?? '').trim()));
+      // While it works and nothing else changes, the page keeps still
+      // between the clock's ticks: the chip's pulse is the compositor's to
+      // animate, so nothing is styled (and painted) again at every frame.
+      const cdp = await page.context().newCDPSession(page);
+      await cdp.send('Performance.enable');
+      const styled = async () => (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'RecalcStyleCount')?.value ?? 0;
+      await page.mouse.move(1, 1);
+      await page.waitForTimeout(300);
+      const before = await styled();
+      await page.waitForTimeout(2000);
+      const restyled = (await styled()) - before;
+      await cdp.detach();
+      if (restyled > 20) throw new Error(`the page was styled again ${restyled} times in 2 s while one task worked`);
       await c.getByRole('button', { name: 'Stop' }).click();
       await waitStatus(page, 'sleep 30', 'stopped', 'Stopped');
     });
