@@ -13,18 +13,8 @@ import (
 func TestReadFromWidensTheFastPipe(t *testing.T) {
 	l := newTest(t)
 	w := openW(t, l, "fast")
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	size := func() int {
-		n, err := unix.FcntlInt(pr.Fd(), unix.F_GETPIPE_SZ, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	if n := size(); n >= pipeSize {
+	pr, pw := newPipe(t)
+	if n := holds(t, pr); n >= pipeSize {
 		t.Fatalf("a new pipe already holds %d bytes", n)
 	}
 	want := make([]byte, 3<<20)
@@ -44,7 +34,7 @@ func TestReadFromWidensTheFastPipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := size(); got != pipeSize {
+	if got := holds(t, pr); got != pipeSize {
 		t.Fatalf("the pipe holds %d bytes, want %d", got, pipeSize)
 	}
 	got, _, err := l.ReadAt("fast", 0, 4<<20)
@@ -60,14 +50,8 @@ func TestReadFromWidensTheFastPipe(t *testing.T) {
 func TestReadFromLeavesAQuietPipe(t *testing.T) {
 	l := newTest(t)
 	w := openW(t, l, "quiet")
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	before, err := unix.FcntlInt(pr.Fd(), unix.F_GETPIPE_SZ, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pr, pw := newPipe(t)
+	before := holds(t, pr)
 	if _, err := pw.Write([]byte("ok\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -75,11 +59,30 @@ func TestReadFromLeavesAQuietPipe(t *testing.T) {
 	if n, err := w.ReadFrom(pr); n != 3 || err != nil {
 		t.Fatalf("copied %d bytes: %v", n, err)
 	}
-	after, err := unix.FcntlInt(pr.Fd(), unix.F_GETPIPE_SZ, 0)
+	if after := holds(t, pr); after != before {
+		t.Fatalf("the pipe went from %d to %d bytes", before, after)
+	}
+}
+
+func newPipe(t *testing.T) (r, w *os.File) {
+	t.Helper()
+	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after != before {
-		t.Fatalf("the pipe went from %d to %d bytes", before, after)
+	t.Cleanup(func() {
+		_ = r.Close()
+		_ = w.Close()
+	})
+	return r, w
+}
+
+// holds says how many bytes the pipe p holds.
+func holds(t *testing.T, p *os.File) int {
+	t.Helper()
+	n, err := unix.FcntlInt(p.Fd(), unix.F_GETPIPE_SZ, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return n
 }
