@@ -2007,7 +2007,7 @@ async function main() {
           const top = Math.max(view.top, l.top);
           const bottom = Math.min(view.bottom, l.bottom);
           if (bottom <= top) return '';
-          const rows = [...list.children];
+          const rows = Array.from(list.children);
           const first = rows[0]?.getBoundingClientRect();
           const last = rows[rows.length - 1]?.getBoundingClientRect();
           if (!first || !last || first.top > top + 1 || last.bottom < bottom - 1) return `rows from ${first?.top} to ${last?.bottom} px, the view from ${top} to ${bottom} px`;
