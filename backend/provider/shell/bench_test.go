@@ -175,7 +175,7 @@ func BenchmarkRawCommandToFile(b *testing.B) {
 
 // BenchmarkShellTaskOutput is one shell task printing 200 MB, ingested
 // into its log while it runs; the next run deletes it first, as the raw
-// command's next run truncates its file.
+// command's next run deletes its last file.
 func BenchmarkShellTaskOutput(b *testing.B) {
 	r, bus, dir := benchRunner(b)
 	b.SetBytes(outputBytes)
