@@ -3,6 +3,7 @@
 
 import { EventType, Status, type Kind, type Task, type TaskEvent } from '../backend/contract';
 import { Group } from './language';
+import { placeOf } from './ordered';
 import { timeOf } from './time';
 
 /** Reports whether incoming should replace current: only a strictly higher rev does. */
@@ -56,25 +57,18 @@ const byTime =
 
 /**
  * Splits tasks into the page's groups: questions oldest first, work by when it
- * started, the queue first come first served, and finished newest first.
- * The sort is stable, so equal times keep the order given (the server's,
- * oldest first).
+ * started, the queue first come first served, and finished newest first;
+ * equal times by id (placeOf). The store keeps the same order as tasks
+ * change (OrderedGroups); this sorts them all at once.
  */
 export function groupTasks(tasks: Iterable<Task>): Groups {
-  const g: Groups = { [Group.NeedsYou]: [], [Group.Working]: [], [Group.Waiting]: [], [Group.Finished]: [] };
-  for (const t of tasks) g[groupOf(t.status)].push(t);
-  g[Group.NeedsYou] = sortedBy(g[Group.NeedsYou], (t) => timeOf(t.ask?.askedAt ?? t.createdAt), 1);
-  g[Group.Working] = sortedBy(g[Group.Working], (t) => timeOf(t.startedAt ?? t.createdAt), 1);
-  g[Group.Waiting] = sortedBy(g[Group.Waiting], (t) => timeOf(t.createdAt), 1);
-  g[Group.Finished] = sortedBy(g[Group.Finished], (t) => timeOf(t.endedAt ?? t.createdAt), -1);
-  return g;
-}
-
-/** list sorted (stably) by key, each key read once: thousands of finished tasks are sorted every frame that changes one. */
-function sortedBy(list: Task[], key: (t: Task) => number, dir: 1 | -1): Task[] {
-  const keyed = list.map((t, i) => ({ t, k: key(t), i }));
-  keyed.sort((a, b) => dir * (a.k - b.k) || a.i - b.i);
-  return keyed.map((x) => x.t);
+  const keyed: Record<Group, { t: Task; k: number }[]> = { [Group.NeedsYou]: [], [Group.Working]: [], [Group.Waiting]: [], [Group.Finished]: [] };
+  for (const t of tasks) {
+    const p = placeOf(t);
+    keyed[p.group].push({ t, k: p.key });
+  }
+  const sorted = (g: Group): Task[] => keyed[g].sort((a, b) => a.k - b.k || (a.t.id < b.t.id ? -1 : a.t.id > b.t.id ? 1 : 0)).map((x) => x.t);
+  return { [Group.NeedsYou]: sorted(Group.NeedsYou), [Group.Working]: sorted(Group.Working), [Group.Waiting]: sorted(Group.Waiting), [Group.Finished]: sorted(Group.Finished) };
 }
 
 /**

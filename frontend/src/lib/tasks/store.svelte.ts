@@ -6,7 +6,8 @@ import { EventType, Kind, isActive, isFinished, statuses, type AppEvent, type Cr
 import { ApiError, toApiError } from '../backend/error';
 import { approvalsOf, type TaskApproval } from '../approvals/approvals';
 import { Group } from './language';
-import { applyEvent, badgeOf, groupTasks, queuePositions, type Badge, type Groups } from './model';
+import { applyEvent, badgeOf, queuePositions, type Badge, type Groups } from './model';
+import { OrderedGroups, placeOf, prefixLength } from './ordered';
 import { OutputTail } from './output.svelte';
 import { PageOrder, TaskPages, orderKey } from './pages.svelte';
 import { afterFailure, idle, type Removal } from './worktree';
@@ -55,6 +56,39 @@ function lowestEnded(tasks: readonly Task[]): number {
 }
 
 /**
+ * The store's tasks by id, which keeps them in their groups' order as they
+ * are set and deleted (every change goes through here), and says when it
+ * did (changed).
+ */
+class TaskMap extends SvelteMap<string, Task> {
+  readonly order = new OrderedGroups();
+  /** Bumped by every change to the order. */
+  changed = $state(0);
+
+  override set(id: string, t: Task): this {
+    super.set(id, t);
+    this.order.put(t);
+    this.changed++;
+    return this;
+  }
+
+  override delete(id: string): boolean {
+    const had = super.delete(id);
+    if (had) {
+      this.order.remove(id);
+      this.changed++;
+    }
+    return had;
+  }
+
+  override clear(): void {
+    super.clear();
+    this.order.clear();
+    this.changed++;
+  }
+}
+
+/**
  * TasksStore holds one copy of every task it has seen, the newest by rev,
  * kept current by live events (coalesced per frame) and reloaded whenever
  * the event stream reconnects: every task that is not finished, and the
@@ -66,7 +100,7 @@ function lowestEnded(tasks: readonly Task[]): number {
  */
 export class TasksStore {
   /** Every task by id. */
-  readonly byId = new SvelteMap<string, Task>();
+  readonly byId: SvelteMap<string, Task> = new TaskMap();
   /** Actions in flight, by task id. */
   readonly pending = new SvelteMap<string, Pending>();
   /** The last action's error for a task, in one sentence. */
@@ -109,8 +143,14 @@ export class TasksStore {
 
   /** The page's groups; tasks being deleted are already hidden. */
   readonly groups: Groups = $derived.by(() => {
-    const visible = [...this.byId.values()].filter((t) => this.pending.get(t.id) !== Pending.Delete);
-    return groupTasks(visible);
+    const byId = this.byId as TaskMap;
+    void byId.changed;
+    const g = byId.order.snapshot();
+    const deleting = new Set<string>();
+    for (const [id, p] of this.pending) if (p === Pending.Delete) deleting.add(id);
+    if (deleting.size === 0) return g;
+    const keep = (list: Task[]): Task[] => (list.some((t) => deleting.has(t.id)) ? list.filter((t) => !deleting.has(t.id)) : list);
+    return { [Group.NeedsYou]: keep(g[Group.NeedsYou]), [Group.Working]: keep(g[Group.Working]), [Group.Waiting]: keep(g[Group.Waiting]), [Group.Finished]: keep(g[Group.Finished]) };
   });
   /** Place in line of each queued task. */
   readonly positions: Map<string, number> = $derived(queuePositions(this.groups[Group.Waiting]));
@@ -123,7 +163,7 @@ export class TasksStore {
     const limit = this.concurrent?.background.limit;
     if (limit === undefined) return null;
     let running = 0;
-    for (const t of this.byId.values()) if (t.kind === Kind.Background && isActive(t.status)) running++;
+    for (const g of [Group.NeedsYou, Group.Working]) for (const t of this.groups[g]) if (t.kind === Kind.Background && isActive(t.status)) running++;
     return { running, limit };
   });
   /** How many tasks there are, loaded or not. */
@@ -136,7 +176,27 @@ export class TasksStore {
    * The finished tasks the pages reached, newest first, with the ones shown
    * on purpose (the palette, a notification) wherever they fall.
    */
-  readonly finishedShown: Task[] = $derived(this.groups[Group.Finished].filter((t) => this.finished.reaches(t) || this.pinned.has(t.id)));
+  readonly finishedShown: Task[] = $derived.by(() => {
+    const list = this.groups[Group.Finished];
+    // The group is in the pages' order, so the tasks they reached are its
+    // first ones; the pinned ones below them follow, in the same order.
+    const reached = prefixLength(list, (t) => this.finished.reaches(t));
+    const below: { t: Task; key: number }[] = [];
+    for (const id of this.pinned) {
+      const t = this.byId.get(id);
+      if (!t || this.finished.reaches(t)) continue;
+      const p = placeOf(t);
+      if (p.group === Group.Finished && this.pending.get(id) !== Pending.Delete) below.push({ t, key: p.key });
+    }
+    below.sort((a, b) => a.key - b.key || (a.t.id < b.t.id ? -1 : 1));
+    const shown = below.length === 0 ? (reached === list.length ? list : list.slice(0, reached)) : [...list.slice(0, reached), ...below.map((x) => x.t)];
+    const last = this.#lastShown;
+    if (last.length === shown.length && shown.every((t, i) => t === last[i])) return last;
+    this.#lastShown = shown;
+    return shown;
+  });
+  /** What finishedShown answered last: a list equal to it is answered as the same array, so what shows it is not redrawn. */
+  #lastShown: Task[] = [];
 
   readonly #backend: Backend;
   readonly #schedule: Scheduler;

@@ -313,6 +313,34 @@ describe('TasksStore pages', () => {
     expect(b.listTasks).toHaveBeenCalledTimes(3);
   });
 
+  it('shows a task opened from below the pages after the ones they reached, and hides one being deleted', async () => {
+    const b = mockBackend([ended('f3', 30), ended('f2', 20)]);
+    b.next = 'p2';
+    const s = new TasksStore(b, now);
+    await s.reload();
+    const shown = s.finishedShown;
+    expect(shown.map((t) => t.id)).toEqual(['f3', 'f2']);
+    // A change to another group leaves the finished list the same array.
+    s.enqueue({ type: EventType.TaskChanged, task: makeTask({ id: 'q', status: Status.Queued }) });
+    expect(s.finishedShown).toBe(shown);
+    // Two old tasks come in (a chat showed them) but only one is opened.
+    s.enqueue({ type: EventType.TaskChanged, task: ended('old2', 5) });
+    s.enqueue({ type: EventType.TaskChanged, task: ended('old1', 3) });
+    expect(s.finishedShown).toBe(shown);
+    s.open('old1');
+    expect(s.finishedShown.map((t) => t.id)).toEqual(['f3', 'f2', 'old1']);
+    s.open('old2');
+    expect(s.finishedShown.map((t) => t.id)).toEqual(['f3', 'f2', 'old2', 'old1']);
+    // While its delete is on its way, a task shows nowhere.
+    let done = () => {};
+    b.deleteTask.mockImplementationOnce(() => new Promise<void>((r) => (done = r)));
+    const gone = s.remove('f2');
+    expect(s.finishedShown.map((t) => t.id)).toEqual(['f3', 'old2', 'old1']);
+    expect(s.groups[Group.Finished].map((t) => t.id)).toEqual(['f3', 'old2', 'old1']);
+    done();
+    await gone;
+  });
+
   it('says why a page could not be loaded and loads it on the next try', async () => {
     const b = mockBackend([ended('f1', 10)]);
     b.next = 'p2';
