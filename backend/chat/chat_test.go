@@ -242,7 +242,9 @@ func (e *env) create(t *testing.T, mode task.Mode) conversation.Conversation {
 // waitFor polls the conversation until ok says yes.
 func (e *env) waitFor(t *testing.T, id, what string, ok func(conversation.Conversation) bool) conversation.Conversation {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	// A deadline, not a measure: a real agent CLI under -race, beside the
+	// other agents' subtests on two cores, can take many seconds a turn.
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		p, err := e.m.Get(id, 0, 1)
 		if err != nil {
