@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { covers, grow, settle } from './span';
+import { covers, grow, heightsOf, settle } from './span';
 
 const s = (start: number, end: number) => ({ start, end });
 
@@ -64,5 +64,38 @@ describe('covers', () => {
     expect(covers(s(0, 10), s(0, 10))).toBe(true);
     expect(covers(s(2, 10), s(0, 8))).toBe(false);
     expect(covers(s(0, 7), s(2, 8))).toBe(false);
+  });
+});
+
+describe('heightsOf', () => {
+  // Rows are objects; a row's height is its size, and each count is recorded.
+  const row = (size: number) => ({ size });
+  const counting = () => {
+    const asked: number[] = [];
+    return { asked, height: (r: { size: number }) => (asked.push(r.size), r.size) };
+  };
+
+  it('counts only the rows the last count did not have at its start or end', () => {
+    const [a, b, c, d] = [row(10), row(20), row(30), row(40)];
+    const first = counting();
+    const h1 = heightsOf([a, b, c], null, first.height);
+    expect([...h1]).toEqual([10, 20, 30]);
+    expect(first.asked).toEqual([10, 20, 30]);
+    // A row lands at the top: the rest move down one and keep their heights.
+    const top = counting();
+    expect([...heightsOf([d, a, b, c], { items: [a, b, c], heights: h1 }, top.height)]).toEqual([40, 10, 20, 30]);
+    expect(top.asked).toEqual([40]);
+    // One row in the middle is replaced (a card opened).
+    const [b2] = [row(25)];
+    const mid = counting();
+    expect([...heightsOf([a, b2, c], { items: [a, b, c], heights: Float64Array.from([10, 20, 30]) }, mid.height)]).toEqual([10, 25, 30]);
+    expect(mid.asked).toEqual([25]);
+    // A row leaves the end, and one is the last count's twice: no row is taken from the wrong place.
+    const end = counting();
+    expect([...heightsOf([a, b], { items: [a, b, c], heights: h1 }, end.height)]).toEqual([10, 20]);
+    expect(end.asked).toEqual([]);
+    const twice = counting();
+    expect([...heightsOf([a, a], { items: [a], heights: Float64Array.from([99]) }, twice.height)]).toEqual([99, 10]);
+    expect(twice.asked).toEqual([10]);
   });
 });

@@ -48,3 +48,31 @@ export function grow(have: Span, want: Span, n: number, down: boolean): Span {
 export function covers(a: Span, b: Span): boolean {
   return a.start <= b.start && a.end >= b.end;
 }
+
+/**
+ * The height of each of items: a row that the last count (last, with its
+ * heights) had at the start or at the end keeps its height (a task that
+ * lands at the top moves the rest down one), and only the rows between are
+ * counted (height). last is null when a measurement changed since.
+ */
+export function heightsOf<T>(items: readonly T[], last: { items: readonly T[]; heights: Float64Array } | null, height: (item: T) => number): Float64Array {
+  const n = items.length;
+  const h = new Float64Array(n);
+  let from = 0;
+  let to = n;
+  if (last) {
+    const m = last.items.length;
+    while (from < n && from < m && items[from] === last.items[from]) {
+      h[from] = last.heights[from] ?? 0;
+      from++;
+    }
+    // The same row of the last count, as far from its end.
+    const old = (i: number): number => m - (n - i);
+    while (to > from && old(to) > from && items[to - 1] === last.items[old(to) - 1]) {
+      h[to - 1] = last.heights[old(to) - 1] ?? 0;
+      to--;
+    }
+  }
+  for (let i = from; i < to; i++) h[i] = height(items[i] as T);
+  return h;
+}
