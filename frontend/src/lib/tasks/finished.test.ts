@@ -63,7 +63,7 @@ describe('filterTasks', () => {
     expect(ids({ text: 'build code' })).toEqual(['bad']);
   });
   it('lists the chats tasks came from, by title', () => {
-    expect(chatChoices(list, (id) => (id === 'c1' ? 'Zed' : 'Alpha'))).toEqual([
+    expect(chatChoices(list.map((t) => t.parentConversationId), (id) => (id === 'c1' ? 'Zed' : 'Alpha'))).toEqual([
       { id: 'c2', title: 'Alpha' },
       { id: 'c1', title: 'Zed' },
     ]);

@@ -130,9 +130,7 @@ function fold(s: string): string {
   return s.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
 }
 
-/** The chats the finished tasks came from, for the chat filter: id and title, by title. */
-export function chatChoices(list: readonly Task[], titleOf: (id: string) => string): { id: string; title: string }[] {
-  const seen = new Map<string, string>();
-  for (const t of list) if (t.parentConversationId !== '' && !seen.has(t.parentConversationId)) seen.set(t.parentConversationId, titleOf(t.parentConversationId));
-  return [...seen].map(([id, title]) => ({ id, title })).sort((a, b) => a.title.localeCompare(b.title));
+/** The chats finished tasks came from (their ids, TasksStore.finishedChats), for the chat filter: id and title, by title. */
+export function chatChoices(chats: Iterable<string>, titleOf: (id: string) => string): { id: string; title: string }[] {
+  return [...new Set(chats)].filter((id) => id !== '').map((id) => ({ id, title: titleOf(id) })).sort((a, b) => a.title.localeCompare(b.title));
 }

@@ -37,6 +37,7 @@ describe('OrderedGroups', () => {
             createdAt: at(m),
             startedAt: r() < 0.5 ? at(m + 1) : null,
             endedAt: r() < 0.7 ? at(m + 2) : null,
+            parentConversationId: ['', 'c1', 'c2'][Math.floor(r() * 3)] as string,
             rev: step,
           });
           o.put(t);
@@ -48,6 +49,9 @@ describe('OrderedGroups', () => {
           expect(got[g].map((t) => t.id), `seed ${seed}, step ${step}, ${g}`).toEqual(want[g].map((t) => t.id));
         }
         expect(o.size).toBe(held.size);
+        const parents = new Map<string, number>();
+        for (const t of want[Group.Finished]) if (t.parentConversationId !== '') parents.set(t.parentConversationId, (parents.get(t.parentConversationId) ?? 0) + 1);
+        expect(new Map([...o.finishedParents()].sort()), `seed ${seed}, step ${step}, chats`).toEqual(new Map([...parents].sort()));
       }
     }
   });
@@ -66,6 +70,15 @@ describe('OrderedGroups', () => {
     // A snapshot given out does not change under its holder.
     o.remove('d');
     expect(second[Group.Finished].map((t) => t.id)).toEqual(['d2', 'd']);
+    // The chats of the finished tasks stay the same map through a change that leaves them be.
+    const chats = o.finishedParents();
+    o.put(makeTask({ id: 'd3', status: Status.Done, endedAt: at(7) }));
+    expect(o.finishedParents()).toBe(chats);
+    o.put(makeTask({ id: 'd4', status: Status.Done, endedAt: at(8), parentConversationId: 'c1' }));
+    expect(o.finishedParents()).not.toBe(chats);
+    expect([...o.finishedParents()]).toEqual([['c1', 1]]);
+    o.put(makeTask({ id: 'd4', status: Status.Queued, parentConversationId: 'c1' }));
+    expect([...o.finishedParents()]).toEqual([]);
     o.remove('nobody');
     o.clear();
     expect(o.snapshot()[Group.Finished]).toEqual([]);

@@ -49,6 +49,10 @@ export class OrderedGroups {
   };
   /** Where each task is: its group and key. */
   readonly #at = new Map<string, { group: Group; key: number }>();
+  /** How many finished tasks came from each chat (by its id), and the copy last given out. */
+  readonly #parents = new Map<string, number>();
+  #parentsOut: ReadonlyMap<string, number> = new Map();
+  #parentsChanged = false;
   /** The groups changed since the last snapshot. */
   readonly #dirty = new Set<Group>(groups);
   #snapshot: Groups = { [Group.NeedsYou]: [], [Group.Working]: [], [Group.Waiting]: [], [Group.Finished]: [] };
@@ -68,6 +72,15 @@ export class OrderedGroups {
     c.keys.splice(i, 0, place.key);
     this.#at.set(t.id, place);
     this.#dirty.add(place.group);
+    if (place.group === Group.Finished) this.#countParent(t.parentConversationId, 1);
+  }
+
+  #countParent(id: string, by: number): void {
+    if (id === '') return;
+    const n = (this.#parents.get(id) ?? 0) + by;
+    if (n > 0) this.#parents.set(id, n);
+    else this.#parents.delete(id);
+    this.#parentsChanged = true;
   }
 
   /** Takes the task with this id out; nothing when it holds none. */
@@ -76,7 +89,9 @@ export class OrderedGroups {
     if (!place) return;
     const c = this.#columns[place.group];
     const i = lowerBound(c, place.key, id);
-    if (c.tasks[i]?.id !== id) throw new Error(`ordered groups: task ${id} is not where its key says`);
+    const t = c.tasks[i];
+    if (t?.id !== id) throw new Error(`ordered groups: task ${id} is not where its key says`);
+    if (place.group === Group.Finished) this.#countParent(t.parentConversationId, -1);
     c.tasks.splice(i, 1);
     c.keys.splice(i, 1);
     this.#at.delete(id);
@@ -88,6 +103,20 @@ export class OrderedGroups {
     for (const g of groups) this.#columns[g] = { tasks: [], keys: [] };
     this.#at.clear();
     for (const g of groups) this.#dirty.add(g);
+    this.#parents.clear();
+    this.#parentsChanged = true;
+  }
+
+  /**
+   * The chats the finished tasks came from, each with how many: the same
+   * map while that does not change (a task from no chat changes nothing).
+   */
+  finishedParents(): ReadonlyMap<string, number> {
+    if (this.#parentsChanged) {
+      this.#parentsOut = new Map(this.#parents);
+      this.#parentsChanged = false;
+    }
+    return this.#parentsOut;
   }
 
   /** The groups now: a group that did not change since the last snapshot is the same array. */

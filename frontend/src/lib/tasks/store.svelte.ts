@@ -152,6 +152,12 @@ export class TasksStore {
     const keep = (list: Task[]): Task[] => (list.some((t) => deleting.has(t.id)) ? list.filter((t) => !deleting.has(t.id)) : list);
     return { [Group.NeedsYou]: keep(g[Group.NeedsYou]), [Group.Working]: keep(g[Group.Working]), [Group.Waiting]: keep(g[Group.Waiting]), [Group.Finished]: keep(g[Group.Finished]) };
   });
+  /** The chats the loaded finished tasks came from, each with how many (the same map while that does not change). */
+  readonly finishedChats: ReadonlyMap<string, number> = $derived.by(() => {
+    const byId = this.byId as TaskMap;
+    void byId.changed;
+    return byId.order.finishedParents();
+  });
   /** Place in line of each queued task. */
   readonly positions: Map<string, number> = $derived(queuePositions(this.groups[Group.Waiting]));
   /** Every pending question, oldest first: the approval inbox. */
