@@ -147,6 +147,9 @@ type frameLine struct {
 	// and limit the still page's (ui-frames-limit), recorded in the same
 	// run under the same load (nil: the run did not record it).
 	all, limit *frameFigures
+	// allLimit is the still page's of the run whose all is shown (the
+	// median of the runs' all, which need not be the median run's).
+	allLimit *frameFigures
 }
 
 // frameFigures is the p95 and the share of late frames of a recording.
@@ -202,11 +205,24 @@ func parseFrames(s string) *frameLine {
 	if len(runs) == 0 {
 		return nil
 	}
+	byFigures := func(a, b *frameFigures) int { return cmp.Or(cmp.Compare(a.late, b.late), cmp.Compare(a.p95, b.p95)) }
+	var alls []frameLine
+	for _, r := range runs {
+		if r.all != nil {
+			alls = append(alls, r)
+		}
+	}
 	slices.SortStableFunc(runs, func(a, b frameLine) int {
-		return cmp.Or(cmp.Compare(a.late, b.late), cmp.Compare(a.p95, b.p95))
+		return byFigures(&frameFigures{p95: a.p95, late: a.late}, &frameFigures{p95: b.p95, late: b.late})
 	})
 	mid := runs[(len(runs)-1)/2]
 	mid.runs = len(runs)
+	mid.all, mid.allLimit = nil, nil
+	if len(alls) > 0 {
+		slices.SortStableFunc(alls, func(a, b frameLine) int { return byFigures(a.all, b.all) })
+		m := alls[(len(alls)-1)/2]
+		mid.all, mid.allLimit = m.all, m.limit
+	}
 	return &mid
 }
 
@@ -287,15 +303,17 @@ func rows(r map[string]result, rs rounds, ui *frameLine) []row {
 	if ui != nil {
 		// The limit is the still page's, when the run recorded it, and
 		// never below one frame at 60 Hz.
-		limit, said := 16.7, "16.7 ms (one frame at 60 Hz)"
-		if l := ui.limit; l != nil {
-			limit = max(l.p95, limit)
-			said = fmt.Sprintf("%.1f ms (a still page of as many rows, the same load", l.p95)
+		limitOf := func(l *frameFigures) (float64, string) {
+			if l == nil {
+				return 16.7, "16.7 ms (one frame at 60 Hz)"
+			}
+			said := fmt.Sprintf("%.1f ms (a still page of as many rows, the same load", l.p95)
 			if l.late >= 0 {
 				said += fmt.Sprintf(": %.1f%% of frames late", l.late)
 			}
-			said += ")"
+			return max(l.p95, 16.7), said + ")"
 		}
+		limit, said := limitOf(ui.limit)
 		figure := func(p95, late float64) string {
 			s := fmt.Sprintf("%.1f ms", p95)
 			var notes []string
@@ -313,6 +331,7 @@ func rows(r map[string]result, rs rounds, ui *frameLine) []row {
 		out = append(out, row{fmt.Sprintf("UI p95 frame time, %d tasks, %.0f updates/s", ui.tasks, ui.updates), figure(ui.p95, ui.late),
 			said, fmt.Sprintf("%.2f×", limit/ui.p95), "≤ 16.7 ms"})
 		if a := ui.all; a != nil {
+			limit, said := limitOf(ui.allLimit)
 			out = append(out, row{fmt.Sprintf("UI p95 frame time, %d tasks all loaded (scrolled to the end), same load", ui.tasks), figure(a.p95, a.late),
 				said, fmt.Sprintf("%.2f×", limit/a.p95), "≤ 16.7 ms"})
 		}
