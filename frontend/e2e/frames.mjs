@@ -186,6 +186,8 @@ async function main() {
   const home = mkdtempSync(join(tmpdir(), 'conch-frames-home-'));
   try {
     seed(home);
+    // The seeded store goes to the disk now, not while the page is recorded.
+    execFileSync('sync');
     const url = await startServer(home);
     const origin = new URL(url).origin;
     const token = new URL(url).hash.replace(/^#token=/, '');
