@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EventType, Kind, Status, type Task } from '../backend/contract';
 import { makeTask } from './fixture';
-import { Group } from './language';
-import { applyEvent, badgeOf, chatOfTask, groupTasks, queuePositions } from './model';
+import { applyEvent, badgeOf, chatOfTask, queuePositions } from './model';
 
 const changed = (task: Task) => ({ type: EventType.TaskChanged, task }) as const;
 
@@ -26,39 +25,6 @@ describe('applyEvent', () => {
     expect(m.has('a')).toBe(false);
     expect(applyEvent(m, gone, changed(makeTask({ id: 'a', rev: 9 })))).toBe(false);
     expect(m.has('a')).toBe(false);
-  });
-});
-
-describe('groupTasks', () => {
-  it('puts each status in its group and orders each group', () => {
-    const g = groupTasks([
-      makeTask({ id: 'q2', status: Status.Queued, createdAt: '2026-11-30T06:00:02Z' }),
-      makeTask({ id: 'done-old', status: Status.Done, endedAt: '2026-11-30T06:01:00Z' }),
-      makeTask({ id: 'q1', status: Status.Queued, createdAt: '2026-11-30T06:00:01Z' }),
-      makeTask({ id: 'run', status: Status.Running, startedAt: '2026-11-30T06:00:00Z' }),
-      makeTask({ id: 'failed-new', status: Status.Failed, endedAt: '2026-11-30T06:03:00Z' }),
-      makeTask({
-        id: 'ask',
-        status: Status.NeedsYou,
-        ask: { id: 'k', tool: 'bash', detail: 'Run x?', askedAt: '2026-11-30T06:00:05Z', expiresAt: '2026-11-30T07:00:05Z' },
-      }),
-      makeTask({ id: 'stopped', status: Status.Stopped, endedAt: '2026-11-30T06:02:00Z' }),
-      makeTask({ id: 'int', status: Status.Interrupted, endedAt: '2026-11-30T05:00:00Z' }),
-    ]);
-    const ids = (ts: Task[]) => ts.map((t) => t.id);
-    expect(ids(g[Group.NeedsYou])).toEqual(['ask']);
-    expect(ids(g[Group.Working])).toEqual(['run']);
-    expect(ids(g[Group.Waiting])).toEqual(['q1', 'q2']);
-    expect(ids(g[Group.Finished])).toEqual(['failed-new', 'stopped', 'done-old', 'int']);
-  });
-
-  it('compares times by instant, not by text', () => {
-    // Go trims trailing zeros of fractions, so "…:00.5Z" sorts after "…:00.25Z" as text.
-    const g = groupTasks([
-      makeTask({ id: 'later', createdAt: '2026-11-30T06:00:00.5Z' }),
-      makeTask({ id: 'earlier', createdAt: '2026-11-30T08:00:00.25+02:00' }),
-    ]);
-    expect(g[Group.Waiting].map((t) => t.id)).toEqual(['earlier', 'later']);
   });
 });
 

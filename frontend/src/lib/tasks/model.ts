@@ -3,7 +3,6 @@
 
 import { EventType, Status, type Kind, type Task, type TaskEvent } from '../backend/contract';
 import { Group } from './language';
-import { placeOf } from './ordered';
 import { timeOf } from './time';
 
 /** Reports whether incoming should replace current: only a strictly higher rev does. */
@@ -54,22 +53,6 @@ const byTime =
   (at: (t: Task) => number, dir: 1 | -1) =>
   (a: Task, b: Task): number =>
     dir * (at(a) - at(b));
-
-/**
- * Splits tasks into the page's groups: questions oldest first, work by when it
- * started, the queue first come first served, and finished newest first;
- * equal times by id (placeOf). The store keeps the same order as tasks
- * change (OrderedGroups); this sorts them all at once.
- */
-export function groupTasks(tasks: Iterable<Task>): Groups {
-  const keyed: Record<Group, { t: Task; k: number }[]> = { [Group.NeedsYou]: [], [Group.Working]: [], [Group.Waiting]: [], [Group.Finished]: [] };
-  for (const t of tasks) {
-    const p = placeOf(t);
-    keyed[p.group].push({ t, k: p.key });
-  }
-  const sorted = (g: Group): Task[] => keyed[g].sort((a, b) => a.k - b.k || (a.t.id < b.t.id ? -1 : a.t.id > b.t.id ? 1 : 0)).map((x) => x.t);
-  return { [Group.NeedsYou]: sorted(Group.NeedsYou), [Group.Working]: sorted(Group.Working), [Group.Waiting]: sorted(Group.Waiting), [Group.Finished]: sorted(Group.Finished) };
-}
 
 /**
  * The place in line of every queued task (1 = next to start). Background

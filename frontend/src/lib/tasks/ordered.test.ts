@@ -2,11 +2,26 @@ import { describe, expect, it } from 'vitest';
 import { Status, type Task } from '../backend/contract';
 import { makeTask } from './fixture';
 import { Group } from './language';
-import { groupTasks } from './model';
-import { OrderedGroups, prefixLength } from './ordered';
+import type { Groups } from './model';
+import { OrderedGroups, comparePlaces, placeOf, prefixLength } from './ordered';
 
 const statuses = [Status.Queued, Status.Running, Status.NeedsYou, Status.Done, Status.Failed, Status.Stopped];
 const at = (min: number): string => new Date(Date.UTC(2026, 10, 30, 6, min)).toISOString();
+
+/** The groups of tasks put one by one. */
+function grouped(tasks: Task[]): Groups {
+  const o = new OrderedGroups();
+  for (const t of tasks) o.put(t);
+  return o.snapshot();
+}
+
+/** The groups by one full sort: what the ordered groups must agree with. */
+function sortedAtOnce(tasks: Iterable<Task>): Groups {
+  const g: Groups = { [Group.NeedsYou]: [], [Group.Working]: [], [Group.Waiting]: [], [Group.Finished]: [] };
+  for (const t of tasks) g[placeOf(t).group].push(t);
+  for (const list of Object.values(g) as Task[][]) list.sort((a, b) => comparePlaces(placeOf(a).key, a.id, placeOf(b).key, b.id));
+  return g;
+}
 
 /** A small deterministic random source, so a failure replays. */
 function rng(seed: number): () => number {
@@ -43,7 +58,7 @@ describe('OrderedGroups', () => {
           o.put(t);
           held.set(id, t);
         }
-        const want = groupTasks(held.values());
+        const want = sortedAtOnce(held.values());
         const got = o.snapshot();
         for (const g of [Group.NeedsYou, Group.Working, Group.Waiting, Group.Finished]) {
           expect(got[g].map((t) => t.id), `seed ${seed}, step ${step}, ${g}`).toEqual(want[g].map((t) => t.id));
@@ -83,6 +98,39 @@ describe('OrderedGroups', () => {
     o.clear();
     expect(o.snapshot()[Group.Finished]).toEqual([]);
     expect(o.size).toBe(0);
+  });
+});
+
+describe('OrderedGroups order', () => {
+  it('puts each status in its group and orders each group', () => {
+    const g = grouped([
+      makeTask({ id: 'q2', status: Status.Queued, createdAt: '2026-11-30T06:00:02Z' }),
+      makeTask({ id: 'done-old', status: Status.Done, endedAt: '2026-11-30T06:01:00Z' }),
+      makeTask({ id: 'q1', status: Status.Queued, createdAt: '2026-11-30T06:00:01Z' }),
+      makeTask({ id: 'run', status: Status.Running, startedAt: '2026-11-30T06:00:00Z' }),
+      makeTask({ id: 'failed-new', status: Status.Failed, endedAt: '2026-11-30T06:03:00Z' }),
+      makeTask({
+        id: 'ask',
+        status: Status.NeedsYou,
+        ask: { id: 'k', tool: 'bash', detail: 'Run x?', askedAt: '2026-11-30T06:00:05Z', expiresAt: '2026-11-30T07:00:05Z' },
+      }),
+      makeTask({ id: 'stopped', status: Status.Stopped, endedAt: '2026-11-30T06:02:00Z' }),
+      makeTask({ id: 'int', status: Status.Interrupted, endedAt: '2026-11-30T05:00:00Z' }),
+    ]);
+    const ids = (ts: Task[]) => ts.map((t) => t.id);
+    expect(ids(g[Group.NeedsYou])).toEqual(['ask']);
+    expect(ids(g[Group.Working])).toEqual(['run']);
+    expect(ids(g[Group.Waiting])).toEqual(['q1', 'q2']);
+    expect(ids(g[Group.Finished])).toEqual(['failed-new', 'stopped', 'done-old', 'int']);
+  });
+
+  it('compares times by instant, not by text', () => {
+    // Go trims trailing zeros of fractions, so "…:00.5Z" sorts after "…:00.25Z" as text.
+    const g = grouped([
+      makeTask({ id: 'later', createdAt: '2026-11-30T06:00:00.5Z' }),
+      makeTask({ id: 'earlier', createdAt: '2026-11-30T08:00:00.25+02:00' }),
+    ]);
+    expect(g[Group.Waiting].map((t) => t.id)).toEqual(['earlier', 'later']);
   });
 });
 

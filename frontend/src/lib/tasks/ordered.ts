@@ -3,9 +3,9 @@
 // every loaded task being grouped and sorted again, so a change costs the
 // same at 100 loaded tasks as at 10,000.
 
-import { Status, type Task } from '../backend/contract';
+import type { Task } from '../backend/contract';
 import { Group } from './language';
-import type { Groups } from './model';
+import { groupOf, type Groups } from './model';
 import { timeOf } from './time';
 
 /**
@@ -14,16 +14,27 @@ import { timeOf } from './time';
  * finished newest first (by when they ended).
  */
 export function placeOf(t: Task): { group: Group; key: number } {
-  switch (t.status) {
-    case Status.NeedsYou:
-      return { group: Group.NeedsYou, key: timeOf(t.ask?.askedAt ?? t.createdAt) };
-    case Status.Running:
-      return { group: Group.Working, key: timeOf(t.startedAt ?? t.createdAt) };
-    case Status.Queued:
-      return { group: Group.Waiting, key: timeOf(t.createdAt) };
+  const group = groupOf(t.status);
+  switch (group) {
+    case Group.NeedsYou:
+      return { group, key: timeOf(t.ask?.askedAt ?? t.createdAt) };
+    case Group.Working:
+      return { group, key: timeOf(t.startedAt ?? t.createdAt) };
+    case Group.Waiting:
+      return { group, key: timeOf(t.createdAt) };
     default:
-      return { group: Group.Finished, key: -timeOf(t.endedAt ?? t.createdAt) };
+      return { group, key: -timeOf(t.endedAt ?? t.createdAt) };
   }
+}
+
+/** Orders two places in a group (placeOf's key, then the id): negative when a comes first. */
+export function comparePlaces(aKey: number, aId: string, bKey: number, bId: string): number {
+  return aKey - bKey || (aId < bId ? -1 : aId > bId ? 1 : 0);
+}
+
+/** Reports whether a and b hold the same tasks in the same order (a view shown a is shown b). */
+export function sameTasks(a: readonly Task[], b: readonly Task[]): boolean {
+  return a.length === b.length && a.every((t, i) => t === b[i]);
 }
 
 /** One group's tasks in order, with each one's key beside it. */
@@ -136,8 +147,7 @@ function lowerBound(c: Column, key: number, id: string): number {
   let hi = c.keys.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    const k = c.keys[mid] as number;
-    if (k < key || (k === key && (c.tasks[mid] as Task).id < id)) lo = mid + 1;
+    if (comparePlaces(c.keys[mid] as number, (c.tasks[mid] as Task).id, key, id) < 0) lo = mid + 1;
     else hi = mid;
   }
   return lo;

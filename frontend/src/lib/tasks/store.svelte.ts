@@ -7,7 +7,7 @@ import { ApiError, toApiError } from '../backend/error';
 import { approvalsOf, type TaskApproval } from '../approvals/approvals';
 import { Group } from './language';
 import { applyEvent, badgeOf, queuePositions, type Badge, type Groups } from './model';
-import { OrderedGroups, placeOf, prefixLength } from './ordered';
+import { OrderedGroups, comparePlaces, placeOf, prefixLength, sameTasks } from './ordered';
 import { OutputTail } from './output.svelte';
 import { PageOrder, TaskPages, orderKey } from './pages.svelte';
 import { afterFailure, idle, type Removal } from './worktree';
@@ -100,7 +100,7 @@ class TaskMap extends SvelteMap<string, Task> {
  */
 export class TasksStore {
   /** Every task by id. */
-  readonly byId: SvelteMap<string, Task> = new TaskMap();
+  readonly byId = new TaskMap();
   /** Actions in flight, by task id. */
   readonly pending = new SvelteMap<string, Pending>();
   /** The last action's error for a task, in one sentence. */
@@ -143,9 +143,8 @@ export class TasksStore {
 
   /** The page's groups; tasks being deleted are already hidden. */
   readonly groups: Groups = $derived.by(() => {
-    const byId = this.byId as TaskMap;
-    void byId.changed;
-    const g = byId.order.snapshot();
+    void this.byId.changed;
+    const g = this.byId.order.snapshot();
     const deleting = new Set<string>();
     for (const [id, p] of this.pending) if (p === Pending.Delete) deleting.add(id);
     if (deleting.size === 0) return g;
@@ -154,9 +153,8 @@ export class TasksStore {
   });
   /** The chats the loaded finished tasks came from, each with how many (the same map while that does not change). */
   readonly finishedChats: ReadonlyMap<string, number> = $derived.by(() => {
-    const byId = this.byId as TaskMap;
-    void byId.changed;
-    return byId.order.finishedParents();
+    void this.byId.changed;
+    return this.byId.order.finishedParents();
   });
   /** Place in line of each queued task. */
   readonly positions: Map<string, number> = $derived(queuePositions(this.groups[Group.Waiting]));
@@ -194,10 +192,10 @@ export class TasksStore {
       const p = placeOf(t);
       if (p.group === Group.Finished && this.pending.get(id) !== Pending.Delete) below.push({ t, key: p.key });
     }
-    below.sort((a, b) => a.key - b.key || (a.t.id < b.t.id ? -1 : 1));
+    below.sort((a, b) => comparePlaces(a.key, a.t.id, b.key, b.t.id));
     const shown = below.length === 0 ? (reached === list.length ? list : list.slice(0, reached)) : [...list.slice(0, reached), ...below.map((x) => x.t)];
     const last = this.#lastShown;
-    if (last.length === shown.length && shown.every((t, i) => t === last[i])) return last;
+    if (sameTasks(shown, last)) return last;
     this.#lastShown = shown;
     return shown;
   });
