@@ -10,6 +10,7 @@ import { applyEvent, badgeOf, queuePositions, type Badge, type Groups } from './
 import { OrderedGroups, comparePlaces, placeOf, prefixLength, sameTasks } from './ordered';
 import { OutputTail } from './output.svelte';
 import { PageOrder, TaskPages, orderKey } from './pages.svelte';
+import { browserFrames, floodScheduler, type Scheduler } from './schedule';
 import { afterFailure, idle, type Removal } from './worktree';
 
 /** An action sent to the server whose answer has not come back yet. */
@@ -33,13 +34,6 @@ export type ChangeListener = (before: Task | undefined, after: Task) => void;
 export const ComposeTarget = { Tasks: 'tasks', Chat: 'chat' } as const;
 export type ComposeTarget = (typeof ComposeTarget)[keyof typeof ComposeTarget];
 
-/** Runs f soon, at most once per frame while the page is visible. */
-export type Scheduler = (f: () => void) => void;
-
-const frameScheduler: Scheduler = (f) => {
-  if (typeof requestAnimationFrame === 'function' && typeof document !== 'undefined' && !document.hidden) requestAnimationFrame(f);
-  else setTimeout(f, 100);
-};
 
 /** How many output tails are kept; the least recently shown are dropped first. */
 const maxTails = 64;
@@ -90,7 +84,8 @@ class TaskMap extends SvelteMap<string, Task> {
 
 /**
  * TasksStore holds one copy of every task it has seen, the newest by rev,
- * kept current by live events (coalesced per frame) and reloaded whenever
+ * kept current by live events (applied together at the next frame, at most
+ * every floodGapMs under a flood; see floodScheduler) and reloaded whenever
  * the event stream reconnects: every task that is not finished, and the
  * finished ones page by page as the person scrolls (finished, a TaskPages).
  * How many tasks there are in each status (counts) comes with every list and
@@ -216,7 +211,7 @@ export class TasksStore {
   /** Tasks and chats' tasks asked for since the last reload. */
   readonly #asked = new Set<string>();
 
-  constructor(backend: Backend, schedule: Scheduler = frameScheduler) {
+  constructor(backend: Backend, schedule: Scheduler = floodScheduler(browserFrames)) {
     this.#backend = backend;
     this.#schedule = schedule;
     this.finished = new TaskPages(this.#pageSource(), { group: 'finished' });
