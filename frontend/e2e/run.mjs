@@ -1669,7 +1669,7 @@ async function main() {
       const line = c.locator('[data-worktree="kept"]');
       await until('the branch and its work on the card', async () => {
         const text = ((await line.textContent({ timeout: 1000 })) ?? '').replace(/\s+/g, ' ');
-        return text.includes(`conch/${helper.id.slice(0, 8)}`) && !text.includes(branch) && text.includes('1 commit ahead') && text.includes('Remove worktree');
+        return text.includes(`conch/${helper.id.slice(-8)}`) && !text.includes(branch) && text.includes('1 commit ahead') && text.includes('Remove worktree');
       });
       // The branch shows short; its copy button copies it whole.
       if ((await line.locator('[data-copy]').getAttribute('data-copy')) !== branch) throw new Error('the copy button does not copy the whole branch');
@@ -1682,7 +1682,7 @@ async function main() {
       const tc = page.locator(`article[data-task-id="${helper.id}"]`);
       const tToggle = tc.getByRole('button', { name: 'Show details' });
       if (await tToggle.isVisible()) await tToggle.click();
-      await until('the tasks page card to show the branch', async () => ((await tc.locator('[data-worktree="kept"]').textContent({ timeout: 1000 })) ?? '').includes(`conch/${helper.id.slice(0, 8)}`));
+      await until('the tasks page card to show the branch', async () => ((await tc.locator('[data-worktree="kept"]').textContent({ timeout: 1000 })) ?? '').includes(`conch/${helper.id.slice(-8)}`));
       await until('the helper card to say whose helper it is', async () => /^Helper (\d+ of \d+ )?for \S/.test(((await tc.locator('[data-whose]').textContent({ timeout: 1000 })) ?? '').trim()));
       await tc.scrollIntoViewIfNeeded();
       await page.mouse.move(0, 0);
