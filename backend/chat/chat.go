@@ -338,7 +338,7 @@ func (m *Manager) Create(req CreateRequest) (conversation.Conversation, error) {
 	}
 	now := m.cfg.Now().UTC()
 	c := conversation.Conversation{
-		ID: uuid.NewString(), Title: title, Origin: origin,
+		ID: store.NewID(), Title: title, Origin: origin,
 		Provider: req.Provider, Model: req.Model, Mode: mode, Cwd: cwd, Limit: req.Limit, Tainted: req.Tainted,
 		JobID: req.JobID, JobCap: req.JobCap,
 		CreatedAt: now, UpdatedAt: now, Rev: 1,

@@ -15,13 +15,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
-
 	"conch/backend/chat"
 	"conch/backend/conversation"
 	"conch/backend/engine"
 	"conch/backend/follow"
 	"conch/backend/pref"
+	"conch/backend/store"
 	"conch/backend/task"
 	"conch/backend/taskrun"
 	"conch/backend/worktree"
@@ -85,7 +84,7 @@ type spec struct {
 // start makes the task's chat and hands the task to the runner. A provider
 // that is not ready fails the task at once with its reason.
 func (s *Service) start(ctx context.Context, parent conversation.Conversation, sp spec) (task.Task, error) {
-	return s.startWithID(ctx, uuid.NewString(), parent, sp)
+	return s.startWithID(ctx, store.NewID(), parent, sp)
 }
 
 func (s *Service) startWithID(ctx context.Context, id string, parent conversation.Conversation, sp spec) (task.Task, error) {

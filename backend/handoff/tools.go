@@ -18,6 +18,7 @@ import (
 	"conch/backend/engine"
 	"conch/backend/errcode"
 	"conch/backend/provider"
+	"conch/backend/store"
 	"conch/backend/task"
 	"conch/backend/taskrun"
 	"conch/backend/tool"
@@ -282,7 +283,7 @@ type waiting struct {
 // startWaiting starts a task with a waiter registered first, so its finish
 // cannot be missed.
 func (s *Service) startWaiting(ctx context.Context, parent conversation.Conversation, sp spec) (waiting, error) {
-	id := uuid.NewString()
+	id := store.NewID()
 	done := s.cfg.Follow.WaitFor(id)
 	t, err := s.startWithID(ctx, id, parent, sp)
 	if err != nil {

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"fmt"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -45,8 +44,8 @@ func BenchmarkRawBoltCommit(b *testing.B) {
 const benchWriters = 64
 
 // BenchmarkPutTaskParallel has benchWriters goroutines call PutTask at once,
-// as running tasks and chats do; each call still waits for its fsync. It
-// reports how many writes shared each commit and the 99th percentile of a
+// as running tasks and chats do, with ids made as the app makes them
+// (NewID); each call still waits for its fsync. It reports how many writes shared each commit and the 99th percentile of a
 // write's wait (p99-ms).
 func BenchmarkPutTaskParallel(b *testing.B) {
 	s, _ := openTest(b)
@@ -59,7 +58,8 @@ func BenchmarkPutTaskParallel(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		var mine []time.Duration
 		for pb.Next() {
-			t := newTask(fmt.Sprintf("t%09d", n.Add(1)), epoch)
+			n.Add(1)
+			t := newTask(NewID(), epoch)
 			began := time.Now()
 			if err := s.PutTask(t); err != nil {
 				b.Error(err)

@@ -18,8 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
-
 	"conch/backend/ask"
 	"conch/backend/event"
 	"conch/backend/internal/lru"
@@ -436,7 +434,7 @@ func (r *Runner) newTask(req CreateRequest) (task.Task, error) {
 		title = task.TitleFrom(req.Text)
 	}
 	t := task.Task{
-		ID:                   uuid.NewString(),
+		ID:                   store.NewID(),
 		Kind:                 task.Background,
 		Status:               task.Queued,
 		Title:                title,
