@@ -235,6 +235,9 @@ func indexTask(tx *bolt.Tx, counts *countsTx, id []byte, now *indexed) error {
 	if err != nil {
 		return err
 	}
+	if had && now != nil && old == now.status {
+		return nil // the counts stay as they are
+	}
 	if had {
 		if err := counts.add(tx, old, -1); err != nil {
 			return err
@@ -249,30 +252,58 @@ func indexTask(tx *bolt.Tx, counts *countsTx, id []byte, now *indexed) error {
 // reindex brings the entries of record id in the index bucket idx to now
 // (nil: the record is gone), replacing those its reverse record names. It
 // returns the status the reverse record held, and whether there was one.
+// An entry already there with the same value, and a reverse record that
+// would not change, are left alone: a change that moves the record nowhere
+// in the index (a step, an answer) rewrites none of its pages.
 func reindex(idx *bolt.Bucket, id []byte, now *indexed) (task.Status, bool, error) {
 	rk := reverseKey(id)
 	var old task.Status
-	had := false
+	had, same := false, false
+	var fresh []byte
+	if now != nil {
+		fresh = now.encode()
+	}
+	var stale [][]byte
+	var kept []string
 	if raw := idx.Get(rk); raw != nil {
 		status, keys, ok := decodeReverse(raw)
 		old, had = status, ok
-		// Copied first: bbolt's slices are valid only until the next change.
+		same = now != nil && bytes.Equal(raw, fresh)
+		// Compared and copied first: bbolt's slices are valid only until
+		// the next change.
+		c := idx.Cursor()
 		for _, k := range keys {
-			k = bytes.Clone(k)
 			if now != nil {
-				if _, keep := now.entries[string(k)]; keep {
+				if v, keep := now.entries[string(k)]; keep {
+					if at, was := c.Seek(k); bytes.Equal(at, k) && bytes.Equal(was, v) {
+						kept = append(kept, string(k))
+					}
 					continue
 				}
 			}
-			if err := idx.Delete(k); err != nil {
-				return "", false, err
-			}
+			stale = append(stale, bytes.Clone(k))
+		}
+	}
+	for _, k := range stale {
+		if err := idx.Delete(k); err != nil {
+			return "", false, err
 		}
 	}
 	if now == nil {
 		return old, had, idx.Delete(rk)
 	}
-	return old, had, putIndexed(idx, id, *now)
+	for k, v := range now.entries {
+		if slices.Contains(kept, k) {
+			continue
+		}
+		if err := idx.Put([]byte(k), v); err != nil {
+			return "", false, err
+		}
+	}
+	if same {
+		return old, had, nil
+	}
+	return old, had, idx.Put(rk, fresh)
 }
 
 // putIndexed writes x's entries and its reverse record for id.

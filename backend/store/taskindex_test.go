@@ -216,13 +216,27 @@ func TestTheIndexIsAlwaysWhatARebuildGives(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	statuses := []task.Status{task.Queued, task.Running, task.NeedsYou, task.Done, task.Failed, task.Stopped, task.Interrupted}
 	live := map[string]bool{}
-	for i := 0; i < 600; i++ {
+	last := map[string]task.Task{}
+	for i := 0; i < 900; i++ {
 		id := fmt.Sprintf("t%02d", r.IntN(80))
 		if live[id] && r.IntN(5) == 0 {
 			if err := s.DeleteTask(id); err != nil {
 				t.Fatal(err)
 			}
 			delete(live, id)
+			continue
+		}
+		if live[id] && r.IntN(3) == 0 {
+			// A change the index does not see (a step), or one that only
+			// changes an entry's value (the title).
+			tk := last[id]
+			if r.IntN(2) == 0 {
+				tk.Steps = append(slices.Clone(tk.Steps), fmt.Sprintf("step %d", i))
+			} else {
+				tk.Title = fmt.Sprintf("Retitled %d", r.IntN(9))
+			}
+			mustPut(t, s, tk)
+			last[id] = tk
 			continue
 		}
 		tk := mk(id, statuses[r.IntN(len(statuses))], r.IntN(1000))
@@ -235,6 +249,7 @@ func TestTheIndexIsAlwaysWhatARebuildGives(t *testing.T) {
 		tk.Title = fmt.Sprintf("Title %d of %s", r.IntN(9), id)
 		mustPut(t, s, tk)
 		live[id] = true
+		last[id] = tk
 	}
 	kept, keptCounts := dumpIndex(t, s)
 	if n := len(live); total(keptCounts) != n {
@@ -359,5 +374,66 @@ func TestPutTasksIndexesEveryOne(t *testing.T) {
 	}
 	if _, err := s.Task("ok"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("a refused batch left %v", err)
+	}
+}
+
+// indexState is the task index bucket's root page and the counts as stored:
+// a commit that changed anything in the index gives its root a new page.
+func indexState(t *testing.T, s *Bolt) (uint64, string) {
+	t.Helper()
+	var root uint64
+	var counts string
+	if err := s.view(func(tx *bolt.Tx) error {
+		root = uint64(tx.Bucket(bucketTaskIndex).Root())
+		counts = string(tx.Bucket(bucketMeta).Get(keyTaskCounts))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return root, counts
+}
+
+// A change that moves a task nowhere in the index (a step) writes none of
+// the index's pages and leaves the counts alone; one that does is written.
+func TestAChangeTheIndexDoesNotSeeRewritesNoneOfIt(t *testing.T) {
+	s, _ := openTest(t)
+	// Enough tasks that the index is a tree of its own pages, not inline.
+	for i := range 300 {
+		mustPut(t, s, mk(fmt.Sprintf("d%03d", i), task.Done, i))
+	}
+	tk := mk("run", task.Running, 400)
+	tk.ParentConversationID = "chat"
+	mustPut(t, s, tk)
+	root, counts := indexState(t, s)
+
+	tk.Steps = append(tk.Steps, "ran the tests")
+	mustPut(t, s, tk)
+	if r, c := indexState(t, s); r != root || c != counts {
+		t.Fatalf("a step rewrote the index (root page %d → %d) or the counts (%s → %s)", root, r, counts, c)
+	}
+	if got, _ := s.Task("run"); len(got.Steps) != 1 {
+		t.Fatalf("the step was not stored: %+v", got.Steps)
+	}
+
+	tk.Title = "Run the tests again"
+	mustPut(t, s, tk)
+	r, c := indexState(t, s)
+	if r == root || c != counts {
+		t.Fatalf("a new title: root page %d → %d (want a new one), counts %s → %s (want the same)", root, r, counts, c)
+	}
+	p, err := s.TasksInGroup(GroupWorking, TaskFilter{Query: "again"}, "", 10)
+	if err != nil || len(p.Tasks) != 1 {
+		t.Fatalf("a search by the new title found %v (%v)", ids(p.Tasks), err)
+	}
+
+	tk.Status = task.Done
+	end := tk.CreatedAt.Add(time.Hour)
+	tk.EndedAt = &end
+	mustPut(t, s, tk)
+	if _, c2 := indexState(t, s); c2 == c {
+		t.Fatalf("the counts stayed %s when the task ended", c2)
+	}
+	if n, _ := s.TaskCounts(); n[task.Done] != 301 || n[task.Running] != 0 {
+		t.Fatalf("counts %v, want 301 done and none running", n)
 	}
 }
