@@ -256,7 +256,7 @@ func rows(r map[string]result, rs rounds, ui *frameLine) []row {
 		return row{what, fmt.Sprintf("%.0f %s", 1e9/p.ours, unit), fmt.Sprintf("%.0f %s (%s)", 1e9/p.limit, unit, strings.TrimPrefix(raw, "Benchmark")),
 			fmt.Sprintf("%.2f×", lower(p.ours, p.limit)), goal}, p
 	}
-	store, round := rate("state changes persisted (64 at once)", "/s", "BenchmarkPutTaskParallel", "BenchmarkRawBoltCommit", "≥ 10×, p99 < 10 ms")
+	store, round := rate("state changes persisted (64 tasks at once, in a store of 20,000)", "/s", "BenchmarkPutTaskParallel", "BenchmarkRawBoltCommit", "≥ 10×, p99 < 10 ms")
 	if p99, ok := get("BenchmarkPutTaskParallel", "p99-ms"); ok && store.ratio != "" {
 		// The p99 of the round shown.
 		if p99s := rs["BenchmarkPutTaskParallel"]["p99-ms"]; round.round >= 0 && round.round < len(p99s) {

@@ -28,7 +28,7 @@ func TestTheTableComparesEachFigureWithItsLimit(t *testing.T) {
 	}
 	table := render(rows(r, rs, parseFrames("ui-frames: p50 8.0 ms p95 12.5 ms max 40 ms over 600 frames (1.5% late) at 10000 tasks, 98 updates/s")))
 	for _, want := range []string{
-		"| state changes persisted (64 at once) | 50000 /s, p99 3.4 ms | 4000 /s (RawBoltCommit) | 12.50× | ≥ 10×, p99 < 10 ms |",
+		"| state changes persisted (64 tasks at once, in a store of 20,000) | 50000 /s, p99 3.4 ms | 4000 /s (RawBoltCommit) | 12.50× | ≥ 10×, p99 < 10 ms |",
 		"| shell tasks finished (`true`, auto, 3 sent and run at once) | 625 /s | 1250 /s (RawSpawn) | 0.50× | ≥ 0.5× |",
 		"| output ingest, 200 MB from one task | 568 MB/s | 656 MB/s (RawCommandToFile) | 0.87× | ≥ 0.8× |",
 		"| change → 100 WebSocket subscribers, p99 | did not run (BenchmarkFanOut100, BenchmarkRawFanOut100)",
@@ -71,13 +71,13 @@ BenchmarkPutTaskParallel-2   	  115705	     90000 ns/op	         4.0 p99-ms
 		t.Fatalf("medians: raw %v, ours %v", raw, ours)
 	}
 	// The rounds' ratios are 12.5, 42.9 and 2.9: the first round is the median.
-	want := "| state changes persisted (64 at once) | 50000 /s, p99 3.0 ms | 4000 /s (RawBoltCommit) | 12.50× |"
+	want := "| state changes persisted (64 tasks at once, in a store of 20,000) | 50000 /s, p99 3.0 ms | 4000 /s (RawBoltCommit) | 12.50× |"
 	if table := render(rows(r, rs, nil)); !strings.Contains(table, want) {
 		t.Fatalf("table lacks %q:\n%s", want, table)
 	}
 	// Runs that do not pair up give the medians.
 	r, rs, _, _ = read(strings.NewReader(runs+"BenchmarkRawBoltCommit-2     	   10000	    100000 ns/op\n"), io.Discard)
-	want = "| state changes persisted (64 at once) | 47619 /s, p99 4.0 ms | 3846 /s (RawBoltCommit) | 12.38× |"
+	want = "| state changes persisted (64 tasks at once, in a store of 20,000) | 47619 /s, p99 4.0 ms | 3846 /s (RawBoltCommit) | 12.38× |"
 	if table := render(rows(r, rs, nil)); !strings.Contains(table, want) {
 		t.Fatalf("table lacks %q:\n%s", want, table)
 	}
