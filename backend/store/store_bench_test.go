@@ -1,7 +1,6 @@
 package store
 
 import (
-	"conch/backend/task"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"conch/backend/task"
 )
 
 // BenchmarkRawBoltCommit is the physical limit of one writer: one key per
@@ -54,9 +55,9 @@ const benchStored = 20_000
 // through PutTask, as running tasks do: each sends a new task (queued),
 // starts it (running), records two of its steps and ends it (done), then the
 // next, with ids made as the app makes them (NewID), in a store that already
-// holds benchStored finished tasks. Each call still waits for its fsync. One op is one change. It
-// reports how many changes shared each commit and the 99th percentile of a
-// change's wait (p99-ms).
+// holds benchStored finished tasks. Each call still waits for its fsync. One
+// op is one change. It reports how many changes shared each commit and the
+// 99th percentile of a change's wait (p99-ms).
 func BenchmarkPutTaskParallel(b *testing.B) {
 	s, _ := openTest(b)
 	seedFinished(b, s, benchStored)

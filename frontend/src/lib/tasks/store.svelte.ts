@@ -34,10 +34,8 @@ export type ChangeListener = (before: Task | undefined, after: Task) => void;
 export const ComposeTarget = { Tasks: 'tasks', Chat: 'chat' } as const;
 export type ComposeTarget = (typeof ComposeTarget)[keyof typeof ComposeTarget];
 
-
 /** How many output tails are kept; the least recently shown are dropped first. */
 const maxTails = 64;
-
 
 /** The most pages of finished tasks a reload brings back. */
 const reloadPages = 20;
