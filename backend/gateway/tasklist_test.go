@@ -132,6 +132,54 @@ func TestTheTaskListPages(t *testing.T) {
 	}
 }
 
+// A search without a group narrows the overview: the tasks not finished
+// and the finished ones alike keep only titles with every word, and the
+// overview's cursor goes on through the finished ones the search keeps.
+func TestTheOverviewSearchNarrowsEveryTask(t *testing.T) {
+	const n = 250
+	var ids []string
+	e := setupSeeded(t, "", func(st *store.Bolt) { ids = seedFinished(t, st, n) })
+	sleeping := e.create(t, `{"text":"sleep 30","title":"Deploy the site","options":{"mode":"auto","cwd":"`+e.dir+`"}}`)
+	other := e.create(t, `{"text":"sleep 30","title":"Run the unit tests","options":{"mode":"auto","cwd":"`+e.dir+`"}}`)
+	for _, id := range []string{sleeping.ID, other.ID} {
+		e.waitStatus(t, id, task.Running)
+		t.Cleanup(func() { e.do(t, req{method: "POST", path: "/api/tasks/" + id + "/stop"}) })
+	}
+	var want []string // the finished deploys, newest first
+	for _, id := range ids {
+		var i int
+		fmt.Sscanf(id, "task-%05d", &i)
+		if i%3 == 0 {
+			want = append(want, id)
+		}
+	}
+
+	first := e.list(t, "?q="+url.QueryEscape("DEPLOY")+"&limit=40")
+	if len(first.Tasks) == 0 || first.Tasks[0].ID != sleeping.ID {
+		t.Fatalf("q=DEPLOY: first of %d is not the running deploy: %v", len(first.Tasks), idsOf(first.Tasks[:min(3, len(first.Tasks))]))
+	}
+	got := idsOf(first.Tasks[1:])
+	for _, tk := range first.Tasks {
+		if tk.ID == other.ID {
+			t.Fatalf("q=DEPLOY kept the running %q", tk.Title)
+		}
+	}
+	for cursor := first.Next; cursor != ""; {
+		p := e.list(t, "?q=deploy&limit=40&cursor="+url.QueryEscape(cursor))
+		got = append(got, idsOf(p.Tasks)...)
+		cursor = p.Next
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("q=deploy paged %d finished tasks, want the %d deploys newest first", len(got), len(want))
+	}
+	if none := e.list(t, "?q=nothing+has+this"); len(none.Tasks) != 0 || none.Next != "" {
+		t.Fatalf("q with no match: %v, next %q", idsOf(none.Tasks), none.Next)
+	}
+	if all := e.list(t, ""); len(all.Tasks) != 2+service.DefaultPage {
+		t.Fatalf("the overview without q: %d tasks, want both running and a page", len(all.Tasks))
+	}
+}
+
 // What the list cannot mean is a 400 that says why, and the list is still
 // there after it.
 func TestTheTaskListRefusesWhatItCannotMean(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 
 	"conch/backend/output"
 	"conch/backend/store"
@@ -27,7 +28,8 @@ type TaskList struct {
 // TaskQuery asks for a page of tasks. Group (needs-you, working, waiting,
 // finished) or Conversation (the tasks a chat sent, newest first) picks
 // the list; with neither, the list is the overview TaskList describes.
-// Statuses and Query (words of the title) narrow a group; Cursor is the
+// Statuses narrow a group; Query (words of the title) narrows any list
+// but a chat's; Cursor is the
 // Next of the page before; Limit is the page's size (DefaultPage when 0,
 // at most MaxPage).
 type TaskQuery struct {
@@ -117,8 +119,12 @@ func (s *Service) ListTasks(q TaskQuery) (TaskList, error) {
 	case q.Group != "":
 		p, err = r.Page(store.Group(q.Group), store.TaskFilter{Statuses: q.Statuses, Query: q.Query}, q.Cursor, q.Limit)
 	default:
+		// The overview: every task not finished, then the first page of
+		// finished ones, both narrowed by the search when there is one.
+		f := store.TaskFilter{Query: q.Query}
 		active, _ := r.Active()
-		p, err = r.Page(store.GroupFinished, store.TaskFilter{}, "", q.Limit)
+		active = slices.DeleteFunc(active, func(t task.Task) bool { return !f.Matches(t) })
+		p, err = r.Page(store.GroupFinished, f, "", q.Limit)
 		p.Tasks = append(active, p.Tasks...)
 	}
 	if err != nil {

@@ -383,7 +383,20 @@ func (f TaskFilter) match(value []byte) bool {
 			return false
 		}
 	}
-	for _, w := range strings.Fields(strings.ToLower(f.Query)) {
+	return holdsWords(title, f.Query)
+}
+
+// Matches says whether f lets t through, as a page filtered by f would:
+// for the tasks a page does not read from the index (the running ones).
+func (f TaskFilter) Matches(t task.Task) bool {
+	return (len(f.Statuses) == 0 || slices.Contains(f.Statuses, t.Status)) &&
+		holdsWords([]byte(strings.ToLower(t.Title)), f.Query)
+}
+
+// holdsWords says whether a lower-cased title holds every word of query,
+// in any case.
+func holdsWords(title []byte, query string) bool {
+	for _, w := range strings.Fields(strings.ToLower(query)) {
 		if !bytes.Contains(title, []byte(w)) {
 			return false
 		}
