@@ -25,7 +25,8 @@ const claudeLogin = "Not logged in · Please run /login"
 // use), by asking the person in ask and edits, by refusing in plan. The
 // same server offers Conch's own tools (Request.Tools).
 type Claude struct {
-	cfg Config
+	cfg   Config
+	ready readyCache // the last `auth status` answer
 }
 
 // NewClaude returns the Claude Code provider for cfg.
@@ -42,7 +43,8 @@ var claudeModes = map[task.Mode]string{
 }
 
 // Info reports whether claude is on PATH and logged in (`claude auth
-// status`, given three seconds; when it cannot tell, it says ready).
+// status`, given three seconds; when it cannot tell, it says ready). The
+// answer is kept for a while (readyTTL), since Info is asked every turn.
 func (c *Claude) Info(ctx context.Context) provider.Info {
 	info := provider.Info{
 		ID:       c.cfg.ID,
@@ -57,19 +59,27 @@ func (c *Claude) Info(ctx context.Context) provider.Info {
 		info.Reason = notFound("claude", "Claude Code")
 		return info
 	}
-	// An older claude without `auth status` fails in other words; only
-	// an answer about logging in says it is logged out.
+	st, ok := c.ready.get(func() (readiness, bool) { return c.probe(ctx, bin) })
+	info.Ready, info.Reason = !ok || st.ready, st.reason // it could not tell: a turn will say what is wrong
+	return info
+}
+
+// probe asks `claude auth status` whether it is logged in. An older
+// claude without `auth status` fails in other words; only an answer about
+// logging in says it is logged out.
+func (c *Claude) probe(ctx context.Context, bin string) (readiness, bool) {
 	code, out, ok := probe(ctx, c.cfg, bin, "auth", "status")
-	if lower := strings.ToLower(out); ok && code != 0 && (strings.Contains(lower, "log") || strings.Contains(lower, "auth")) {
+	if !ok {
+		return readiness{}, false
+	}
+	if lower := strings.ToLower(out); code != 0 && (strings.Contains(lower, "log") || strings.Contains(lower, "auth")) {
 		reason := claudeLogin
 		if !strings.HasPrefix(out, "{") {
 			reason = firstLine(out, claudeLogin)
 		}
-		info.Reason = reason
-		return info
+		return readiness{reason: reason}, true
 	}
-	info.Ready = true
-	return info
+	return readiness{ready: true}, true
 }
 
 // Stream runs claude for req. The conversation goes on stdin as one user

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -95,5 +96,34 @@ func TestClaudeReadyWithAKeyAndNotWithout(t *testing.T) {
 	cfg.Env = append(slices.Clone(cfg.Env), "ANTHROPIC_API_KEY=")
 	if info := NewClaude(cfg).Info(context.Background()); info.Ready || info.Reason != claudeLogin {
 		t.Errorf("without a key: %+v", info)
+	}
+}
+
+// Info is asked before every turn: claude's `auth status` (about half a
+// second) runs once, and its answer serves the turns after it.
+func TestClaudeInfoProbesOnceForManyTurns(t *testing.T) {
+	t.Parallel()
+	r := newClaudeRig(t, afterResults(modelserver.Reply{Text: "hi"}), 0)
+	dir := t.TempDir()
+	count := filepath.Join(dir, "probes")
+	wrapper := filepath.Join(dir, "claude")
+	script := fmt.Sprintf("#!/bin/sh\n[ \"$1\" = auth ] && echo x >> %q\nexec %q \"$@\"\n", count, r.cfg.Binary)
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := r.cfg
+	cfg.Binary = wrapper
+	c := NewClaude(cfg)
+	for i := range 3 {
+		if info := c.Info(context.Background()); !info.Ready {
+			t.Fatalf("Info %d: %+v", i, info)
+		}
+	}
+	b, err := os.ReadFile(count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "x"); n != 1 {
+		t.Errorf("auth status ran %d times for 3 turns, want 1", n)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"conch/backend/provider"
 	"conch/backend/task"
@@ -637,38 +636,4 @@ func unwrapShell(cmd string) string {
 		}
 	}
 	return cmd
-}
-
-// readiness is what a probe learned.
-type readiness struct {
-	ready  bool
-	reason string
-	model  string   // the default model
-	models []string // the models it offers
-}
-
-// readyTTL is how long a probe's answer is kept: Info is asked before
-// every turn, and a probe starts a process.
-const readyTTL = 15 * time.Second
-
-// readyCache keeps a probe's answer for readyTTL; probes do not overlap.
-type readyCache struct {
-	mu  sync.Mutex
-	at  time.Time
-	got readiness
-}
-
-// get returns the kept answer, or probes; ok is false when the probe
-// could not tell (it is then not kept).
-func (c *readyCache) get(probe func() (readiness, bool)) (readiness, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.at.IsZero() && time.Since(c.at) < readyTTL {
-		return c.got, true
-	}
-	got, ok := probe()
-	if ok {
-		c.got, c.at = got, time.Now()
-	}
-	return got, ok
 }
