@@ -143,6 +143,7 @@ type entry struct {
 	fwd    string                  // the question answered through the task
 	wake   bool                    // a wake came in while a turn ran
 	resume string                  // a resumed task's notice, for its next turn
+	left   string                  // a resumed task's log as its last run left it
 	tell   string                  // what a task's next turn is told first
 }
 

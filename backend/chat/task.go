@@ -59,10 +59,15 @@ type TaskTurn struct {
 	// chat, under a notice, but the model does not see it.
 	Fresh bool
 	// Resume, when set, is what the model is told first, as the person's
-	// words: what happened and to carry on. The calls the last turn left
-	// without a result run again first, so a question that was pending is
-	// asked again.
+	// words: what happened and to carry on. Of the calls the last turn
+	// left without a result, one whose question was pending never ran and
+	// is asked again; one that was running is never run again on its own:
+	// its result says Conch stopped while it ran, with what it had printed
+	// (from Left), and the model decides (SPEC §3 Resume).
 	Resume string
+	// Left is the end of the task's log as its last run left it: what a
+	// command cut off when Conch stopped had printed.
+	Left string
 	// Tell, when set, is what the model is told first, as the person's
 	// words (a check that failed, with the end of its output).
 	Tell string
@@ -120,7 +125,7 @@ func (m *Manager) RunTask(ctx context.Context, id string, turn TaskTurn, hooks T
 		m.mu.Unlock()
 		return TaskResult{}, err
 	}
-	e.resume, e.tell = turn.Resume, turn.Tell
+	e.resume, e.left, e.tell = turn.Resume, turn.Left, turn.Tell
 	tctx, cancel := context.WithCancelCause(ctx)
 	// Conch closing ends the task's turn as it ends every other.
 	stopWithManager := context.AfterFunc(m.ctx, func() { cancel(context.Cause(m.ctx)) })

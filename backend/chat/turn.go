@@ -125,11 +125,11 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) (end turnEnd) {
 	c := m.snapshot(e)
 	tools, report := m.toolsFor(c, m.hooksOf(e) != nil)
 	e.mu.Lock()
-	notice, tell := e.resume, e.tell
-	e.resume, e.tell = "", ""
+	notice, left, tell := e.resume, e.left, e.tell
+	e.resume, e.left, e.tell = "", "", ""
 	e.mu.Unlock()
 	if notice != "" {
-		if end, ok := m.resume(ctx, e, tools, notice); !ok {
+		if end, ok := m.resume(ctx, e, tools, notice, left); !ok {
 			return end
 		}
 	}
@@ -296,21 +296,37 @@ func (m *Manager) runTurn(ctx context.Context, e *entry) (end turnEnd) {
 	}
 }
 
-// resume begins a resumed task's turn: the calls its last turn left
-// without a result run again (through the gate, so a question that was
-// pending is asked again), then the model is told what happened. ok is
-// false when the turn ends here.
-func (m *Manager) resume(ctx context.Context, e *entry, tools tool.Set, notice string) (turnEnd, bool) {
-	calls, err := m.openCalls(e)
+// resume begins a resumed task's turn (SPEC §3 Resume): of the calls its
+// last turn left without a result, one whose question was pending never
+// ran, so it goes through the gate again (the question is asked again);
+// the one that was running is never run again on its own: its result says
+// Conch stopped while it ran, with what it had printed (from left), and
+// the calls after it did not run. Then the model is told what happened,
+// and decides. ok is false when the turn ends here.
+func (m *Manager) resume(ctx context.Context, e *entry, tools tool.Set, notice, left string) (turnEnd, bool) {
+	open, err := m.openCalls(e)
 	if err != nil {
 		return failed("Could not read this chat: "+err.Error(), err), false
 	}
-	for i, call := range calls {
+	calls := make([]provider.ToolCall, len(open))
+	for i, o := range open {
+		calls[i] = o.call
+	}
+	cut := false
+	for i, o := range open {
 		if ctx.Err() != nil {
 			m.settleCalls(e, calls, i)
 			return failed(stopReason(ctx), context.Cause(ctx)), false
 		}
-		result := m.runCall(ctx, e, tools, call)
+		var result conversation.ToolResult
+		switch {
+		case cut: // queued behind the call that was cut off: it never began
+			result = conversation.ToolResult{CallID: o.call.ID, Name: o.call.Name, Output: notRunText, IsError: true}
+		case o.asking:
+			result = m.runCall(ctx, e, tools, o.call)
+		default:
+			result, cut = cutOff(o.call, left), true
+		}
 		if _, err := m.update(e, nil, m.resultMessage(result)); err != nil {
 			return failed("Could not save a tool's result: "+err.Error(), err), false
 		}
@@ -323,24 +339,40 @@ func (m *Manager) resume(ctx context.Context, e *entry, tools tool.Set, notice s
 	return turnEnd{}, true
 }
 
+// openCall is a call the chat's last turn left without a result.
+type openCall struct {
+	call provider.ToolCall
+	// asking is true when it was waiting on its question (asked, and not
+	// allowed before Conch stopped): it never ran.
+	asking bool
+}
+
 // openCalls are the calls of the chat's last assistant message that have
-// no result: the turn that made them was cut off.
-func (m *Manager) openCalls(e *entry) ([]provider.ToolCall, error) {
+// no result, in order: the turn that made them was cut off.
+func (m *Manager) openCalls(e *entry) ([]openCall, error) {
 	c := m.snapshot(e)
 	msgs, _, err := m.cfg.Store.Messages(c.ID, 0, 0)
 	if err != nil {
 		return nil, err
 	}
-	var open []provider.ToolCall
+	var open []openCall
 	for _, msg := range msgs {
 		if msg.Seq <= c.HistoryFrom {
 			continue
 		}
 		switch {
 		case msg.Kind == conversation.ToolCallKind && msg.ToolCall != nil:
-			open = append(open, provider.ToolCall{ID: msg.ToolCall.ID, Name: msg.ToolCall.Name, Arguments: msg.ToolCall.Arguments})
+			open = append(open, openCall{call: provider.ToolCall{ID: msg.ToolCall.ID, Name: msg.ToolCall.Name, Arguments: msg.ToolCall.Arguments}})
+		case msg.Kind == conversation.AskKind && msg.Ask != nil && msg.Ask.CallID != "":
+			// The question, then how it was settled: only an allowed one
+			// let its call run.
+			for i := range open {
+				if open[i].call.ID == msg.Ask.CallID {
+					open[i].asking = msg.Ask.Answer != ask.Allowed
+				}
+			}
 		case msg.Kind == conversation.ToolResultKind && msg.ToolResult != nil:
-			open = slices.DeleteFunc(open, func(c provider.ToolCall) bool { return c.ID == msg.ToolResult.CallID })
+			open = slices.DeleteFunc(open, func(o openCall) bool { return o.call.ID == msg.ToolResult.CallID })
 		case msg.Kind == conversation.User || msg.Kind == conversation.Assistant:
 			open = nil // calls before a new message were settled by it
 		}

@@ -180,7 +180,7 @@ func (x *Executor) Execute(ctx context.Context, run *taskrun.Run) (_ taskrun.Out
 	// (the first, or Try again) starts its model's history afresh.
 	turn := chat.TaskTurn{Text: t.Text, Fresh: true}
 	if t.Resume != nil {
-		turn = chat.TaskTurn{Resume: t.Resume.Notice()}
+		turn = chat.TaskTurn{Resume: t.Resume.Notice(), Left: run.Left}
 		// Stopped before its first turn began (in its worktree's setup,
 		// say), its chat holds nothing yet, not even what to do.
 		if c, err := x.cfg.Chats.Snapshot(t.ConversationID); err == nil && c.LastSeq == 0 {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -268,5 +271,72 @@ func TestResumeFromManyClientsAtOnce(t *testing.T) {
 	}
 	if done := e.waitDone(t, tk.ID); done.Status != task.Done || resumed.Load() != 1 {
 		t.Fatalf("after the resumes: %s, its model carried on %d times", done.Status, resumed.Load())
+	}
+}
+
+// Conch stopped while the first of two calls ran (the store as a kill
+// leaves it: both calls without results, the first one's output in the
+// task's log). Resumed, neither runs: the first's result says it was cut
+// off, with what it had printed; the second never began. The model
+// hears of both at once and decides.
+func TestResumeRunsNoCallThatWasCutOff(t *testing.T) {
+	srv := startModel(t, []string{"big-model"}, func(_ context.Context, a asked) answer {
+		if strings.Contains(a.transcript(), carriesOn) {
+			return callTool("report_result", map[string]string{"summary": strings.Join(a.Results(), " | ")})
+		}
+		return say("the model was asked before the resume")
+	})
+	now := time.Now().UTC()
+	const id = "0b8d2c4e-6f1a-4b3c-9d5e-2a7f8c1e3b90"
+	var dir string
+	e := setup(t, []engineOpt{{id: "main", name: "Main", srv: srv}}, func(e *env) {
+		dir = e.dir
+		parent := conversation.Conversation{ID: "parent", Title: "Mine", Origin: conversation.Origin{Kind: conversation.FromChat},
+			Provider: "main", Mode: task.Auto, Cwd: e.dir, CreatedAt: now, UpdatedAt: now, Rev: 1}
+		own := conversation.Conversation{ID: "own", Title: "Two", Origin: conversation.Origin{Kind: conversation.FromTask, TaskID: id, ParentID: "parent"},
+			Provider: "main", Mode: task.Auto, Cwd: e.dir, Running: true, LastSeq: 3, CreatedAt: now, UpdatedAt: now, Rev: 3}
+		call := func(seq uint64, callID, command string) conversation.Message {
+			return conversation.Message{ID: fmt.Sprintf("m%d", seq), ConversationID: "own", Seq: seq, Kind: conversation.ToolCallKind, CreatedAt: now,
+				ToolCall: &conversation.ToolCall{ID: callID, Name: "run_command", Arguments: json.RawMessage(fmt.Sprintf(`{"command":%q}`, command))}}
+		}
+		msgs := []conversation.Message{
+			{ID: "m1", ConversationID: "own", Seq: 1, Kind: conversation.User, Text: "run both", CreatedAt: now},
+			call(2, "call-1", "echo first >> runs.txt; echo printed-so-far; sleep 30"),
+			call(3, "call-2", "echo second >> runs.txt"),
+		}
+		if err := e.st.PutConversation(parent); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.st.PutConversation(own, msgs...); err != nil {
+			t.Fatal(err)
+		}
+		started := now
+		if err := e.st.PutTask(task.Task{ID: id, Kind: task.Background, Status: task.Running, Title: "Two", Text: "run both",
+			ConversationID: "own", ParentConversationID: "parent", Provider: "main", Mode: task.Auto, Cwd: e.dir,
+			Steps: []string{"Running echo first"}, Wake: task.WakeNone, CreatedAt: now, StartedAt: &started, Rev: 5}); err != nil {
+			t.Fatal(err)
+		}
+		logDir := filepath.Join(e.home, "tasks", id)
+		if err := os.MkdirAll(logDir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		log := "\n$ echo earlier\nearlier-output\n\n$ echo first >> runs.txt; echo printed-so-far; sleep 30\nprinted-so-far\n"
+		if err := os.WriteFile(filepath.Join(logDir, "output.log"), []byte(log), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if _, err := e.svc.ResumeTask(id); err != nil {
+		t.Fatal(err)
+	}
+	done := e.waitDone(t, id)
+	if done.Status != task.Done || done.Result == nil {
+		t.Fatalf("after the resume: %s %q %+v", done.Status, done.Error, done.Result)
+	}
+	want := "Conch stopped while this ran; it may have partly run. Its output so far:\nprinted-so-far | Error: Stopped before it ran."
+	if !strings.Contains(done.Result.Text, want) || strings.Contains(done.Result.Text, "earlier-output") {
+		t.Errorf("the model was told %q, want %q", done.Result.Text, want)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "runs.txt")); err == nil {
+		t.Errorf("a call ran again on its own: runs.txt holds %q", b)
 	}
 }

@@ -48,7 +48,10 @@ func (r request) calls() []modelserver.Call {
 	return out
 }
 
-// answered is the names of the tools whose calls have a result.
+// answered is the names of the tools whose calls have a result, but for a
+// call Conch stopped while it ran: a resumed task never runs that again on
+// its own, so the model calls it again (this model's choice; the gate
+// still decides).
 func (r request) answered() map[string]bool {
 	names := map[string]string{}
 	for _, c := range r.calls() {
@@ -56,10 +59,14 @@ func (r request) answered() map[string]bool {
 	}
 	out := map[string]bool{}
 	for _, m := range r.Results() {
-		out[names[m.CallID]] = true
+		cut := strings.Contains(m.Text, cutOff)
+		out[names[m.CallID]] = !cut
 	}
 	return out
 }
+
+// cutOff begins the result of a call that was running when Conch stopped.
+const cutOff = "Conch stopped while this ran; it may have partly run."
 
 func (r request) transcript() string {
 	b, _ := json.Marshal(r.Messages)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -82,6 +83,10 @@ func (r *Runner) run(ctx context.Context, e *entry, h *activeRun, begun *task.Ta
 		r.finish(e, nil, Outcome{}, fmt.Errorf("open output: %w", err), nil)
 		return
 	}
+	left := ""
+	if started.Resume != nil {
+		left = r.leftOf(id, w.Size())
+	}
 	if w.Size() > 0 {
 		again := "tried again"
 		if started.Resume != nil {
@@ -126,6 +131,7 @@ func (r *Runner) run(ctx context.Context, e *entry, h *activeRun, begun *task.Ta
 		Mark:   procmark.Mark{Home: r.cfg.HomeMark, Task: id},
 		Output: w,
 		Tail:   tail,
+		Left:   left,
 		Progress: func(current, step string) {
 			held.store(r, e)
 			_, _ = r.updateEntry(e, func(t *task.Task) error {
@@ -274,6 +280,18 @@ func (r *Runner) execute(ctx context.Context, e *entry, ex Executor, run *Run) (
 // panicked is the reason of a task whose run hit a bug in Conch.
 func panicked(v any) error {
 	return fmt.Errorf("Conch hit an internal error while running this task (%v), so it stopped it. Try again; if it happens again, the log has the details", v)
+}
+
+// leftOf is the end of task id's log of size bytes, as its last run left
+// it: at most LeftSize bytes, "" when it cannot be read (a resumed call
+// then says nothing was captured rather than failing the run).
+func (r *Runner) leftOf(id string, size int64) string {
+	from := max(size-LeftSize, 0)
+	b, _, err := r.cfg.Logs.ReadAt(id, from, LeftSize)
+	if err != nil {
+		return ""
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
 // finishCause says why a run ended: stopped by the person, interrupted by

@@ -31,6 +31,10 @@ type Run struct {
 	Output io.Writer
 	// Tail returns up to n of the last bytes written to Output.
 	Tail func(n int) string
+	// Left is, for a resumed run, the end of the task's log as the run
+	// before left it (at most LeftSize bytes): what a command that was
+	// cut off when Conch stopped had printed. Empty on any other run.
+	Left string
 	// Progress sets what the task is doing now and appends a past-tense step;
 	// either may be empty to leave it as it is.
 	Progress func(current, step string)
@@ -60,6 +64,9 @@ type Run struct {
 	// paused task.
 	Woken <-chan struct{}
 }
+
+// LeftSize bounds Run.Left.
+const LeftSize = 64 << 10
 
 // Outcome is what a finished run produced.
 type Outcome struct {
