@@ -432,6 +432,21 @@ func (m *Manager) Taint(id, why string) error {
 	return nil
 }
 
+// Tell adds text to chat id as a notice its model reads too, as the
+// person's words, outside any turn (a task's check that failed for the
+// last time): the transcript keeps it for a later turn, a resumed task's.
+func (m *Manager) Tell(id, text string) error {
+	e, release, err := m.acquire(id)
+	if err != nil {
+		return err
+	}
+	defer release()
+	msg := m.notice(text)
+	msg.ForModel = true
+	_, err = m.update(e, nil, msg)
+	return err
+}
+
 // Wake gives a chat's assistant one turn to read what came back (a
 // finished task's result is already in the chat). If a turn runs, the wake
 // turn follows it.

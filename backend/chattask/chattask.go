@@ -180,7 +180,12 @@ func (x *Executor) Execute(ctx context.Context, run *taskrun.Run) (_ taskrun.Out
 	// (the first, or Try again) starts its model's history afresh.
 	turn := chat.TaskTurn{Text: t.Text, Fresh: true}
 	if t.Resume != nil {
-		turn = chat.TaskTurn{Resume: t.Resume.Notice(), Left: run.Left}
+		res := *t.Resume
+		if res.From == task.Failed && checkFailure(res.Reason, t.Check) {
+			// Its chat holds the check's output already (verify told it).
+			res.Reason = fmt.Sprintf("its check `%s` failed, as said above", t.Check)
+		}
+		turn = chat.TaskTurn{Resume: res.Notice(), Left: run.Left}
 		// Stopped before its first turn began (in its worktree's setup,
 		// say), its chat holds nothing yet, not even what to do.
 		if c, err := x.cfg.Chats.Snapshot(t.ConversationID); err == nil && c.LastSeq == 0 {
@@ -311,6 +316,7 @@ func (x *Executor) pauseUntil(ctx context.Context, run *taskrun.Run, l *provider
 // It returns the summary to keep.
 func (x *Executor) verify(ctx context.Context, run *taskrun.Run, hooks chat.TaskHooks, summary string) (string, error) {
 	t := run.Task
+	told := "" // the end of the check's output its model was last told
 	for try := 0; ; try++ {
 		c, err := x.cfg.Chats.Snapshot(t.ConversationID)
 		if err != nil {
@@ -331,20 +337,45 @@ func (x *Executor) verify(ctx context.Context, run *taskrun.Run, hooks chat.Task
 			return summary, nil
 		}
 		tail := strings.TrimSpace(res.Tail)
+		said := checkSaid(t.Check, res.Words(), tail, told, try > 0)
+		told = tail
 		if try >= t.CheckRetries {
+			// Its model reads the last failure in the transcript, so a
+			// resumed task's notice need not say it again.
+			if err := x.cfg.Chats.Tell(t.ConversationID, said); err != nil {
+				run.Progress("", "Could not tell its chat how the check ended: "+err.Error())
+			}
 			if tail == "" {
 				return summary, fmt.Errorf("The check `%s` %s, with no output.", t.Check, res.Words())
 			}
 			return summary, fmt.Errorf("The check `%s` %s. Its output ends:\n\n%s", t.Check, res.Words(), tail)
 		}
-		tell := fmt.Sprintf("[The check `%s` %s. Its output ends:]\n\n```\n%s\n```\n\n[Fix what it reports, then report again. The check runs again after you report.]",
-			t.Check, res.Words(), tail)
+		tell := said + "\n\n[Fix what it reports, then report again. The check runs again after you report.]"
 		out, err := x.turn(ctx, run, hooks, chat.TaskTurn{Tell: tell})
 		if err != nil {
 			return out.Summary, err
 		}
 		summary = orNothing(out.Summary)
 	}
+}
+
+// checkSaid is how a failed check is told to the task's model: with the
+// end of its output, once; a check that failed again with the same output
+// as it was last told says so instead of repeating it.
+func checkSaid(check, words, tail, told string, again bool) string {
+	switch {
+	case again && tail == told:
+		return fmt.Sprintf("[The check `%s` %s again, with the same output.]", check, words)
+	case tail == "":
+		return fmt.Sprintf("[The check `%s` %s, with no output.]", check, words)
+	}
+	return fmt.Sprintf("[The check `%s` %s. Its output ends:]\n\n```\n%s\n```", check, words, tail)
+}
+
+// checkFailure reports whether reason is the error verify failed a task
+// with, after telling its model the check's output.
+func checkFailure(reason, check string) bool {
+	return check != "" && strings.HasPrefix(reason, "The check `"+check+"` ")
 }
 
 // orNothing is s, or a sentence saying there was nothing.

@@ -88,3 +88,54 @@ func TestAChatTasksCheck(t *testing.T) {
 		})
 	}
 }
+
+// A failing check's output reaches the model once: told after the first
+// failure; the second, with the same output, says so without repeating
+// it; and resumed after it failed, the task's model reads the output once
+// in all it is sent, the notice to carry on not repeating it.
+func TestACheckFailuresOutputReachesTheModelOnce(t *testing.T) {
+	const said = "CHECK-TAIL-42: the widget is broken"
+	srv := startModel(t, []string{"big-model"}, func(_ context.Context, a asked) answer {
+		if !a.Task() {
+			return handsOff(handoff.BackgroundTool, map[string]string{"text": "fix the widget", "title": "Widget", "check": "cat why.txt; exit 1"})(context.Background(), a)
+		}
+		return callTool("report_result", map[string]string{"summary": "Fixed."})
+	})
+	e := setup(t, []engineOpt{{id: "main", name: "Main", srv: srv}})
+	if err := os.WriteFile(filepath.Join(e.dir, "why.txt"), []byte(said+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ch := e.chat(t, "main", task.Auto, e.dir)
+	if _, err := e.chats.Send(ch.ID, "fix it in the background"); err != nil {
+		t.Fatal(err)
+	}
+	tk := e.onlyTask(t, ch.ID)
+	if tk.Status != task.Failed || tk.CheckRetries != 1 || !strings.Contains(tk.Error, said) {
+		t.Fatalf("first run: %s %q retries %d", tk.Status, tk.Error, tk.CheckRetries)
+	}
+	before := len(srv.requests())
+	if _, err := e.svc.ResumeTask(tk.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.waitDone(t, tk.ID)
+	var asks []asked
+	for i, a := range srv.requests() {
+		if a.Task() {
+			asks = append(asks, a)
+			if i >= before {
+				break // the resumed task's first request
+			}
+		}
+	}
+	if len(asks) != 3 {
+		t.Fatalf("%d requests of the task's chat, want 3 (first, after the first failure, resumed)", len(asks))
+	}
+	for i, a := range asks[1:] {
+		if n := strings.Count(a.transcript(), said); n != 1 {
+			t.Errorf("request %d carries the check's output %d times, want 1:\n%s", i+2, n, a.transcript())
+		}
+	}
+	if seen := asks[2].transcript(); !strings.Contains(seen, "again, with the same output") || !strings.Contains(seen, carriesOn) {
+		t.Errorf("the resumed request does not say the check failed again and to carry on:\n%s", seen)
+	}
+}
