@@ -25,6 +25,7 @@ var floors = map[string]int{
 	"conch/backend/internal/proctree":                    1,
 	"conch/backend/internal/sessionbus":                  0,
 	"conch/backend/internal/dbustest":                    0,
+	"conch/backend/internal/secrettest":                  0,
 	"conch/backend/internal/layers":                      0,
 	"conch/backend/shortcut":                             0,
 	"conch/backend/integration":                          0,
