@@ -3,7 +3,6 @@ package registry
 import (
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"time"
 
@@ -26,12 +25,17 @@ const (
 // StoreNotice is what the person reads when a key is kept in the store.
 const StoreNotice = "No system keyring was found, so the key is kept in Conch's database (readable by your user)."
 
+// LockedNotice is what the person reads when a key is kept in the store
+// because the keyring was locked (Conch does not ask to unlock it).
+const LockedNotice = "The system keyring is locked, so the key is kept in Conch's database (readable by your user). Unlock the keyring, then save the key again to move it there."
+
 // probeUser is looked up once to learn whether the keyring answers; it is
 // never written.
 const probeUser = "conch-keyring-probe"
 
 // probeTimeout bounds the keyring probe: a D-Bus without a Secret Service
-// can take its time to say so.
+// can take its time to say so. (SecretService bounds itself below it; this
+// is for the keyrings of macOS and Windows.)
 const probeTimeout = 2 * time.Second
 
 // Keyring keeps secrets by provider id. System is the OS keyring; tests may
@@ -46,27 +50,50 @@ type Keyring interface {
 	Delete(id string) error
 }
 
-// System is the OS keyring through go-keyring, under KeyringService.
-// keyring.MockInit replaces what it reaches, for tests.
+// System is the OS keyring, under KeyringService: the Secret Service of
+// the session bus (SecretService) on Linux and the BSDs, go-keyring's
+// Keychain and Credential Manager on macOS and Windows. go-keyring's own
+// Secret Service client is not used: on a locked collection it shows an
+// unlock prompt and waits for it without end.
 type System struct{}
 
 // Get reads the key of id.
-func (System) Get(id string) (string, error) { return keyring.Get(KeyringService, id) }
+func (System) Get(id string) (string, error) {
+	if secretService() {
+		return SecretService{}.Get(id)
+	}
+	return keyring.Get(KeyringService, id)
+}
 
 // Set files key under id.
-func (System) Set(id, key string) error { return keyring.Set(KeyringService, id, key) }
+func (System) Set(id, key string) error {
+	if secretService() {
+		return SecretService{}.Set(id, key)
+	}
+	return keyring.Set(KeyringService, id, key)
+}
 
 // Delete forgets the key of id.
-func (System) Delete(id string) error { return keyring.Delete(KeyringService, id) }
+func (System) Delete(id string) error {
+	if secretService() {
+		return SecretService{}.Delete(id)
+	}
+	return keyring.Delete(KeyringService, id)
+}
+
+// secretService reports whether the OS keeps secrets in a Secret Service.
+func secretService() bool {
+	switch runtime.GOOS {
+	case "darwin", "windows", "ios", "android":
+		return false
+	}
+	return true
+}
 
 // usable reports whether k answers at all: a lookup that finds nothing is
-// an answer, an error of any other kind (no Secret Service, no D-Bus) is not.
+// an answer, an error of any other kind (no Secret Service, no D-Bus, a
+// locked keyring) is not.
 func usable(k Keyring) error {
-	if _, ok := k.(System); ok {
-		if err := sessionBus(); err != nil {
-			return err
-		}
-	}
 	done := make(chan error, 1)
 	go func() {
 		_, err := k.Get(probeUser)
@@ -81,18 +108,4 @@ func usable(k Keyring) error {
 	case <-time.After(probeTimeout):
 		return fmt.Errorf("the keyring did not answer within %s", probeTimeout)
 	}
-}
-
-// sessionBus refuses the Secret Service when there is no D-Bus session to
-// find it on. Asking anyway would have D-Bus autolaunch a session bus of
-// its own, a daemon left running that holds no keyring (servers, CI).
-func sessionBus() error {
-	switch runtime.GOOS {
-	case "darwin", "windows", "ios", "android":
-		return nil
-	}
-	if os.Getenv("DBUS_SESSION_BUS_ADDRESS") == "" {
-		return errors.New("no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
-	}
-	return nil
 }

@@ -139,7 +139,7 @@ func (r *Registry) Put(ctx context.Context, id string, req PutRequest) (Listing,
 		}
 		rec.KeyStorage = storage
 	case req.APIKey != nil || (rec.Kind != KindOpenAI && rec.Kind != KindAnthropic):
-		if err := r.forgetKey(id); err != nil {
+		if err := r.forgetKey(id, rec.KeyStorage); err != nil {
 			return Listing{}, err
 		}
 		rec.KeyStorage = ""
@@ -160,6 +160,9 @@ func (r *Registry) Put(ctx context.Context, id string, req PutRequest) (Listing,
 func (r *Registry) saveKey(id, key string) (string, error) {
 	if r.keyring != nil {
 		err := r.keyring.Set(id, key)
+		r.mu.Lock()
+		r.locked = errors.Is(err, ErrLocked)
+		r.mu.Unlock()
 		if err == nil {
 			if err := r.cfg.Store.DeleteProviderKey(id); err != nil {
 				return "", fmt.Errorf("save key of provider %s: %w", id, err)
@@ -177,11 +180,17 @@ func (r *Registry) saveKey(id, key string) (string, error) {
 	return InStore, nil
 }
 
-// forgetKey removes id's key from both places; no key is no error.
-func (r *Registry) forgetKey(id string) error {
+// forgetKey removes id's key from both places; no key is no error. A
+// keyring that cannot forget it fails the call only when the record says
+// the key is there (storage): otherwise the keyring holds at most a copy
+// that is no longer used, and a locked keyring must not stop the rest.
+func (r *Registry) forgetKey(id, storage string) error {
 	if r.keyring != nil {
 		if err := r.keyring.Delete(id); err != nil && !errors.Is(err, keyring.ErrNotFound) {
-			return fmt.Errorf("forget key of provider %s: %w", id, err)
+			if storage == InKeyring {
+				return fmt.Errorf("forget key of provider %s: %w", id, err)
+			}
+			r.cfg.Log.Warn("could not remove an unused key from the keyring", "provider", id, "err", err)
 		}
 	}
 	if err := r.cfg.Store.DeleteProviderKey(id); err != nil {
@@ -198,7 +207,7 @@ func (r *Registry) Delete(id string) error {
 	r.ops.Lock()
 	defer r.ops.Unlock()
 	r.mu.RLock()
-	_, configured := r.records[id]
+	rec, configured := r.records[id]
 	found, isFound := r.found[id]
 	r.mu.RUnlock()
 	if !configured {
@@ -207,11 +216,13 @@ func (r *Registry) Delete(id string) error {
 		}
 		return fmt.Errorf("provider %s: %w", id, ErrNotFound)
 	}
+	// The key first: a keyring that keeps it (locked) leaves the provider
+	// as it was, not a record gone with its key left behind.
+	if err := r.forgetKey(id, rec.KeyStorage); err != nil {
+		return err
+	}
 	if err := r.cfg.Store.DeleteProviderConfig(id); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("delete provider %s: %w", id, err)
-	}
-	if err := r.forgetKey(id); err != nil {
-		return err
 	}
 	r.mu.Lock()
 	delete(r.records, id)

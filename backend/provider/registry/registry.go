@@ -13,6 +13,7 @@ package registry
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -120,6 +121,7 @@ type Registry struct {
 	ops sync.Mutex // serialises Put and Delete, whose writes span stores
 
 	mu         sync.RWMutex
+	locked     bool             // guarded by mu; the keyring last refused a key as locked
 	found      map[string]entry // guarded by mu; env, detected, path
 	configured map[string]entry // guarded by mu
 	records    map[string]store.ProviderConfig
@@ -164,6 +166,7 @@ func New(ctx context.Context, cfg Config) (*Registry, error) {
 	}
 	if err := usable(cfg.Keyring); err != nil {
 		r.keyringErr = err
+		r.locked = errors.Is(err, ErrLocked)
 		cfg.Log.Info("no system keyring; provider keys are kept in the store", "err", err)
 	} else {
 		r.keyring = cfg.Keyring
@@ -281,9 +284,20 @@ func (r *Registry) describe(ctx context.Context, e entry) Listing {
 		l.Models.List = []string{}
 	}
 	if e.keyStorage == InStore {
-		l.KeyNotice = StoreNotice
+		l.KeyNotice = r.storeNotice()
 	}
 	return l
+}
+
+// storeNotice says why a key is in the store: the keyring is locked, or
+// there is none.
+func (r *Registry) storeNotice() string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.locked {
+		return LockedNotice
+	}
+	return StoreNotice
 }
 
 // readKey returns rec's key from where it was kept, else from the
