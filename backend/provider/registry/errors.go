@@ -18,5 +18,5 @@ var (
 	// password prompt and waits as long as the person leaves it open, with
 	// the request that asked for the key waiting too. A key to keep then
 	// goes to the store; one to forget from the keyring is refused.
-	ErrLocked = errcode.New(errcode.Conflict, "the system keyring is locked; unlock it and try again")
+	ErrLocked = errcode.New(errcode.Conflict, "the system keyring is locked")
 )

@@ -187,7 +187,10 @@ func (r *Registry) saveKey(id, key string) (string, error) {
 func (r *Registry) forgetKey(id, storage string) error {
 	if r.keyring != nil {
 		if err := r.keyring.Delete(id); err != nil && !errors.Is(err, keyring.ErrNotFound) {
-			if storage == InKeyring {
+			switch {
+			case storage == InKeyring && errors.Is(err, ErrLocked):
+				return fmt.Errorf("%w: the key of provider %s is in the system keyring, which is locked; unlock it and try again", ErrLocked, id)
+			case storage == InKeyring:
 				return fmt.Errorf("forget key of provider %s: %w", id, err)
 			}
 			r.cfg.Log.Warn("could not remove an unused key from the keyring", "provider", id, "err", err)
