@@ -29,6 +29,10 @@ const StoreNotice = "No system keyring was found, so the key is kept in Conch's 
 // because the keyring was locked (Conch does not ask to unlock it).
 const LockedNotice = "The system keyring is locked, so the key is kept in Conch's database (readable by your user). Unlock the keyring, then save the key again to move it there."
 
+// MoveNotice is what the person reads when a key is kept in the store
+// from a time the keyring could not take it, and a keyring answers now.
+const MoveNotice = "The key is kept in Conch's database (readable by your user): the system keyring could not take it when it was saved. Save the key again to move it there."
+
 // probeUser is looked up once to learn whether the keyring answers; it is
 // never written.
 const probeUser = "conch-keyring-probe"

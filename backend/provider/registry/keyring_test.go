@@ -152,16 +152,33 @@ func TestLockedKeyringNeverWaitsForThePrompt(t *testing.T) {
 	if err != nil {
 		t.Errorf("delete of a provider with its key in the store: %v", err)
 	}
-	// Conch started while it is locked keeps keys in the store.
-	var r2 *registry.Registry
-	within(t, "New on a locked keyring", func() { r2 = open(t, b.cfg) })
-	if r2.KeyStorage() != registry.InStore {
-		t.Errorf("KeyStorage = %q on a locked keyring", r2.KeyStorage())
+	// Conch started while it is locked keeps keys in the store, and does
+	// not forget the one in the keyring either.
+	within(t, "New on a locked keyring", func() { r = open(t, b.cfg) })
+	if r.KeyStorage() != registry.InStore {
+		t.Errorf("KeyStorage = %q on a locked keyring", r.KeyStorage())
 	}
-	// Unlocked again (the daemon started with the password), the key can go.
+	k4 := "sk-started-locked-4"
+	if l, err := r.Put(ctx, "fourth", registry.PutRequest{Kind: "anthropic", APIKey: &k4}); err != nil ||
+		l.KeyStorage != registry.InStore || l.KeyNotice != registry.LockedNotice {
+		t.Errorf("put after a start on a locked keyring: %+v, %v", l, err)
+	}
+	within(t, "Delete after a start on a locked keyring", func() { err = r.Delete("first") })
+	if !errors.Is(err, registry.ErrLocked) {
+		t.Fatalf("delete of a key in a keyring locked since the start: %v, want ErrLocked", err)
+	}
+	// Unlocked (the daemon started again with the password), the same
+	// registry files the next key there, as the notice promised, and the
+	// key in the keyring can go.
 	stop()
 	e.Keyring(t, true)
-	r = open(t, b.cfg)
+	k3 := "sk-after-the-unlock-3"
+	if l, err := r.Put(ctx, "third", registry.PutRequest{Kind: "anthropic", APIKey: &k3}); err != nil || l.KeyStorage != registry.InKeyring || l.KeyNotice != "" {
+		t.Errorf("put once unlocked: %+v, %v", l, err)
+	}
+	if l, err := r.Get(ctx, "fourth"); err != nil || l.KeyStorage != registry.InStore || l.KeyNotice != registry.MoveNotice {
+		t.Errorf("a key left in the store once the keyring answers: %+v, %v", l, err)
+	}
 	if err := r.Delete("first"); err != nil {
 		t.Fatal(err)
 	}

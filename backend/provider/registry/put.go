@@ -158,8 +158,9 @@ func (r *Registry) Put(ctx context.Context, id string, req PutRequest) (Listing,
 // saveKey keeps key in the keyring, or in the store when the keyring does
 // not answer (or refuses it), and removes any copy from the other place.
 func (r *Registry) saveKey(id, key string) (string, error) {
-	if r.keyring != nil {
-		err := r.keyring.Set(id, key)
+	kr := r.liveKeyring()
+	if kr != nil {
+		err := kr.Set(id, key)
 		r.mu.Lock()
 		r.locked = errors.Is(err, ErrLocked)
 		r.mu.Unlock()
@@ -174,10 +175,32 @@ func (r *Registry) saveKey(id, key string) (string, error) {
 	if err := r.cfg.Store.PutProviderKey(id, key); err != nil {
 		return "", fmt.Errorf("save key of provider %s: %w", id, err)
 	}
-	if r.keyring != nil {
-		_ = r.keyring.Delete(id)
+	if kr != nil {
+		_ = kr.Delete(id)
 	}
 	return InStore, nil
+}
+
+// liveKeyring is the keyring to use now, nil for none. One found locked is
+// asked again (it answers at once either way): the person told to unlock
+// it and save the key again must not need to restart Conch too. Called
+// with ops held, which guards every write of r.keyring.
+func (r *Registry) liveKeyring() Keyring {
+	r.mu.RLock()
+	kr, locked := r.keyring, r.locked
+	r.mu.RUnlock()
+	if kr != nil || !locked {
+		return kr
+	}
+	err := usable(r.cfg.Keyring)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.locked = errors.Is(err, ErrLocked)
+	if err != nil {
+		return nil
+	}
+	r.keyring, r.keyringErr = r.cfg.Keyring, nil
+	return r.keyring
 }
 
 // forgetKey removes id's key from both places; no key is no error. A
@@ -185,8 +208,12 @@ func (r *Registry) saveKey(id, key string) (string, error) {
 // the key is there (storage): otherwise the keyring holds at most a copy
 // that is no longer used, and a locked keyring must not stop the rest.
 func (r *Registry) forgetKey(id, storage string) error {
-	if r.keyring != nil {
-		if err := r.keyring.Delete(id); err != nil && !errors.Is(err, keyring.ErrNotFound) {
+	kr := r.liveKeyring()
+	if kr == nil && storage == InKeyring && r.keyLocked() {
+		return fmt.Errorf("%w: the key of provider %s is in the system keyring, which is locked; unlock it and try again", ErrLocked, id)
+	}
+	if kr != nil {
+		if err := kr.Delete(id); err != nil && !errors.Is(err, keyring.ErrNotFound) {
 			switch {
 			case storage == InKeyring && errors.Is(err, ErrLocked):
 				return fmt.Errorf("%w: the key of provider %s is in the system keyring, which is locked; unlock it and try again", ErrLocked, id)

@@ -115,7 +115,7 @@ type entry struct {
 // safe for concurrent use.
 type Registry struct {
 	cfg        Config
-	keyring    Keyring // nil when the OS keyring does not answer
+	keyring    Keyring // nil when the OS keyring does not answer; written with ops and mu held
 	keyringErr error
 
 	ops sync.Mutex // serialises Put and Delete, whose writes span stores
@@ -190,6 +190,8 @@ func New(ctx context.Context, cfg Config) (*Registry, error) {
 // KeyStorage says where a key given now would be kept: InKeyring, or
 // InStore when the OS keyring does not answer.
 func (r *Registry) KeyStorage() string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	if r.keyring == nil {
 		return InStore
 	}
@@ -289,15 +291,25 @@ func (r *Registry) describe(ctx context.Context, e entry) Listing {
 	return l
 }
 
-// storeNotice says why a key is in the store: the keyring is locked, or
-// there is none.
+// storeNotice says why a key is in the store: the keyring is locked,
+// there is none, or there is one now that could not take it then.
 func (r *Registry) storeNotice() string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	if r.locked {
+	switch {
+	case r.locked:
 		return LockedNotice
+	case r.keyring != nil:
+		return MoveNotice
 	}
 	return StoreNotice
+}
+
+// keyLocked reports whether the keyring was locked when last asked.
+func (r *Registry) keyLocked() bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.locked
 }
 
 // readKey returns rec's key from where it was kept, else from the
