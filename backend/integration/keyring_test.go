@@ -149,7 +149,7 @@ func TestAProviderKeyLivesInTheKeyringAcrossARestart(t *testing.T) {
 func TestALockedKeyringSendsTheKeyToTheStoreWithoutWaiting(t *testing.T) {
 	secrettest.Need(t)
 	e := secrettest.Bus(t, secrettest.Display(t))
-	stopKeyring := e.Keyring(t, true)
+	daemon := e.Keyring(t, true)
 	t.Setenv("DBUS_SESSION_BUS_ADDRESS", e.Addr)
 	model := keyModel(t)
 	home := t.TempDir()
@@ -191,7 +191,7 @@ func TestALockedKeyringSendsTheKeyToTheStoreWithoutWaiting(t *testing.T) {
 
 	// Unlocked (the daemon started again with the password), the key in
 	// the keyring works and goes with its provider.
-	stopKeyring()
+	daemon.Stop()
 	e.Keyring(t, true)
 	n = len(model.Requests())
 	s = start(t, home)

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -133,9 +134,8 @@ func (e *Env) environ() []string {
 // and waits until it serves the Secret Service. unlock gives it Password
 // on stdin, which makes (the first time) and unlocks the login
 // collection; without it the login collection stays locked, or absent in
-// a home that never had one. The daemon ends with the test; stop ends it
-// sooner.
-func (e *Env) Keyring(t testing.TB, unlock bool) (stop func()) {
+// a home that never had one. The daemon ends with the test.
+func (e *Env) Keyring(t testing.TB, unlock bool) *Daemon {
 	t.Helper()
 	conn := e.Connect(t)
 	owned := make(chan *dbus.Signal, 8)
@@ -159,15 +159,8 @@ func (e *Env) Keyring(t testing.TB, unlock bool) (stop func()) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	ended := false
-	stop = func() {
-		if !ended {
-			ended = true
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	}
-	t.Cleanup(stop)
+	d := &Daemon{cmd: cmd}
+	t.Cleanup(d.Stop)
 	deadline := time.After(startWait)
 	for {
 		select {
@@ -176,12 +169,38 @@ func (e *Env) Keyring(t testing.TB, unlock bool) (stop func()) {
 				if unlock {
 					e.checkUnlocked(t, conn)
 				}
-				return stop
+				return d
 			}
 		case <-deadline:
 			t.Fatalf("gnome-keyring-daemon did not serve the Secret Service within %s", startWait)
 		}
 	}
+}
+
+// Daemon is a running gnome-keyring-daemon.
+type Daemon struct {
+	cmd   *exec.Cmd
+	ended bool
+}
+
+// Stop ends the daemon (a keyring that goes away, or one to start again
+// on the same home).
+func (d *Daemon) Stop() {
+	if !d.ended {
+		d.ended = true
+		_ = d.cmd.Process.Kill()
+		_ = d.cmd.Wait()
+	}
+}
+
+// Freeze stops the daemon with SIGSTOP until the test ends: it keeps its
+// bus name and answers nothing, as a keyring that hangs.
+func (d *Daemon) Freeze(t testing.TB) {
+	t.Helper()
+	if err := d.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.cmd.Process.Signal(syscall.SIGCONT) })
 }
 
 // checkUnlocked fails the test unless the login collection is there and

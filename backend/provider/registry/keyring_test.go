@@ -116,7 +116,7 @@ func TestKeyInARealKeyring(t *testing.T) {
 func TestLockedKeyringNeverWaitsForThePrompt(t *testing.T) {
 	secrettest.Need(t)
 	e := secrettest.Bus(t, secrettest.Display(t))
-	stop := e.Keyring(t, true)
+	daemon := e.Keyring(t, true)
 	b := setup(t)
 	realKeyring(t, b, e)
 	r := open(t, b.cfg)
@@ -170,7 +170,7 @@ func TestLockedKeyringNeverWaitsForThePrompt(t *testing.T) {
 	// Unlocked (the daemon started again with the password), the same
 	// registry files the next key there, as the notice promised, and the
 	// key in the keyring can go.
-	stop()
+	daemon.Stop()
 	e.Keyring(t, true)
 	k3 := "sk-after-the-unlock-3"
 	if l, err := r.Put(ctx, "third", registry.PutRequest{Kind: "anthropic", APIKey: &k3}); err != nil || l.KeyStorage != registry.InKeyring || l.KeyNotice != "" {
@@ -184,6 +184,44 @@ func TestLockedKeyringNeverWaitsForThePrompt(t *testing.T) {
 	}
 	if _, ok := e.Lookup(t, registry.KeyringService, "first"); ok {
 		t.Error("delete left the key in the keyring")
+	}
+}
+
+// A keyring that stops answering while Conch runs (its daemon hangs, here
+// stopped with SIGSTOP): a key to keep goes to the store once the call
+// gives up, deleting a provider whose key it holds is refused, and a
+// registry started meanwhile finds no keyring.
+func TestAHungKeyringCostsAKeyOnlyItsTimeout(t *testing.T) {
+	secrettest.Need(t)
+	e := secrettest.Bus(t, "")
+	daemon := e.Keyring(t, true)
+	b := setup(t)
+	realKeyring(t, b, e)
+	r := open(t, b.cfg)
+	ctx := context.Background()
+	k1, k2 := "sk-before-the-hang-1", "sk-during-the-hang-2"
+	if l, err := r.Put(ctx, "first", registry.PutRequest{Kind: "anthropic", APIKey: &k1}); err != nil || l.KeyStorage != registry.InKeyring {
+		t.Fatalf("put before the hang: %+v, %v", l, err)
+	}
+	daemon.Freeze(t)
+	var l registry.Listing
+	var err error
+	within(t, "Put on a hung keyring", func() {
+		l, err = r.Put(ctx, "second", registry.PutRequest{Kind: "anthropic", APIKey: &k2})
+	})
+	if err != nil || l.KeyStorage != registry.InStore || l.KeyNotice == "" {
+		t.Fatalf("put on a hung keyring: %+v, %v; want the key in the store with a notice", l, err)
+	}
+	if got, err := b.st.ProviderKey("second"); err != nil || got != k2 {
+		t.Errorf("the store holds %q, %v", got, err)
+	}
+	within(t, "Delete on a hung keyring", func() { err = r.Delete("first") })
+	if err == nil || !strings.Contains(err.Error(), "did not answer in time") {
+		t.Errorf("delete of a key in a hung keyring: %v, want it refused for the timeout", err)
+	}
+	within(t, "New on a hung keyring", func() { r = open(t, b.cfg) })
+	if r.KeyStorage() != registry.InStore {
+		t.Errorf("KeyStorage = %q on a hung keyring", r.KeyStorage())
 	}
 }
 
