@@ -5,6 +5,8 @@ package dbustest
 
 import (
 	"bufio"
+	"encoding/xml"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,15 +16,40 @@ import (
 	"github.com/godbus/dbus/v5"
 )
 
-// Start runs `dbus-daemon --session` for the test and returns its address;
-// the daemon ends with the test.
+// config is a session bus's configuration without its service folders: a
+// test's bus starts nothing by itself, so a name nobody owns (no
+// notification server, no tray host) stays unowned rather than starting
+// the machine's own xfce4-notifyd or dunst.
+const config = `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path=%s</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+`
+
+// Start runs a session dbus-daemon for the test and returns its address;
+// the daemon ends with the test. Unlike `dbus-daemon --session` it
+// activates no services.
 func Start(t testing.TB) string {
 	t.Helper()
 	if _, err := exec.LookPath("dbus-daemon"); err != nil {
 		t.Fatal("dbus-daemon is missing: run scripts/setup (Debian package dbus)")
 	}
-	sock := filepath.Join(t.TempDir(), "bus")
-	cmd := exec.Command("dbus-daemon", "--session", "--nofork", "--nopidfile", "--address=unix:path="+sock, "--print-address=1")
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "session.conf")
+	var sock strings.Builder
+	_ = xml.EscapeText(&sock, []byte(filepath.Join(dir, "bus")))
+	if err := os.WriteFile(conf, fmt.Appendf(nil, config, sock.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("dbus-daemon", "--config-file="+conf, "--nofork", "--nopidfile", "--print-address=1")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
