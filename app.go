@@ -92,16 +92,16 @@ func openApp(ctx context.Context, home string, served bool) (*App, error) {
 	h := handoff.New(handoff.Config{Chats: a.chats, Tasks: a.tasks, Follow: a.follow, Engines: engines,
 		Spending: spending, Worktrees: worktrees, Preferences: prefs})
 	a.chats.Offer(h)
-	// The notifier calls back into the service (clicks, buttons), which
-	// sends through the notifier: the closure breaks the cycle.
-	a.notifier, err = notify.Open(func(tag, action string) { a.alerts.Action(tag, action) })
+	// The notifier keeps the clicks that come before the service takes
+	// them (one on a notification that started Conch, or pressed while it
+	// starts); the service takes them as it starts, after the runner did.
+	a.notifier, err = notify.Open(true)
 	if err != nil {
 		health.NotifyProblem = err.Error()
 	}
 	health.Notifier = a.notifier
 	a.alerts = notify.NewService(notify.Config{Tasks: a.tasks, Bus: a.bus, Notifier: a.notifier,
 		Topics: func() pref.Topics { return prefs().Notifications }, Open: a.open, Log: log})
-	a.alerts.Start(ctx)
 	// Chats first: the runner dispatches the tasks left queued as it
 	// starts, and a chat task's run needs its chat loaded.
 	if err = a.chats.Start(ctx); err == nil {
@@ -111,6 +111,7 @@ func openApp(ctx context.Context, home string, served bool) (*App, error) {
 		_ = a.close()
 		return nil, err
 	}
+	a.alerts.Start(ctx)
 	chattask.SettleLeft(a.tasks)
 	a.follow.Start(a.tasks)
 	// Finished tasks past their retention go now, then daily.

@@ -16,17 +16,18 @@ const (
 )
 
 // DBus sends notifications through org.freedesktop.Notifications and turns
-// its ActionInvoked signals into ActionFunc calls.
+// its ActionInvoked signals into calls of the ActionFunc set with Handle.
 type DBus struct {
-	conn     *dbus.Conn
-	ownConn  bool
-	obj      dbus.BusObject
-	onAction ActionFunc
-	server   string
+	conn    *dbus.Conn
+	ownConn bool
+	obj     dbus.BusObject
+	clicks  clicks
+	server  string
 
-	mu   sync.Mutex
-	ids  map[string]uint32 // tag → the server's id, for replaces_id
-	tags map[uint32]string
+	mu     sync.Mutex
+	ids    map[string]uint32 // tag → the server's id, for replaces_id
+	tags   map[uint32]string
+	asking map[string]bool // tags whose notification shown is a question
 
 	signals chan *dbus.Signal
 	done    chan struct{}
@@ -36,12 +37,12 @@ type DBus struct {
 
 // ConnectSession connects to the session bus and the notification server on
 // it, or returns an error wrapping ErrNoServer.
-func ConnectSession(onAction ActionFunc) (*DBus, error) {
+func ConnectSession() (*DBus, error) {
 	conn, err := sessionbus.Connect()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoServer, err)
 	}
-	d, err := NewDBus(conn, onAction)
+	d, err := NewDBus(conn)
 	if err != nil {
 		conn.Close()
 		return nil, err
@@ -51,18 +52,19 @@ func ConnectSession(onAction ActionFunc) (*DBus, error) {
 }
 
 // NewDBus uses conn (which stays the caller's) to reach the notification
-// server and listen for its actions.
-func NewDBus(conn *dbus.Conn, onAction ActionFunc) (*DBus, error) {
+// server and listen for its actions, which are kept until Handle.
+func NewDBus(conn *dbus.Conn) (*DBus, error) {
 	obj := conn.Object(dbusName, dbusPath)
 	var name, vendor, version, spec string
 	if err := obj.Call(dbusIface+".GetServerInformation", 0).Store(&name, &vendor, &version, &spec); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoServer, err)
 	}
 	d := &DBus{
-		conn: conn, obj: obj, onAction: onAction,
+		conn: conn, obj: obj,
 		server:  fmt.Sprintf("%s %s over D-Bus", name, version),
 		ids:     map[string]uint32{},
 		tags:    map[uint32]string{},
+		asking:  map[string]bool{},
 		signals: make(chan *dbus.Signal, 32),
 		done:    make(chan struct{}),
 	}
@@ -81,6 +83,23 @@ func (d *DBus) Describe() string { return d.server }
 // Actions is true: D-Bus servers send clicks and buttons back.
 func (d *DBus) Actions() bool { return true }
 
+// Handle sets what clicks and buttons call, handing it those kept so far.
+func (d *DBus) Handle(f ActionFunc) { d.clicks.handle(f) }
+
+// Waiting is how many clicks wait for Handle, for tests.
+func (d *DBus) Waiting() int { return d.clicks.waiting() }
+
+// Expiry and urgency of a notification, as the specification numbers them.
+const (
+	// expireDefault leaves it to the server (most take a few seconds).
+	expireDefault int32 = -1
+	// expireNever keeps it up until it is dismissed or replaced.
+	expireNever int32 = 0
+	// urgencyCritical is the level the specification says servers keep on
+	// screen until the person acts on it.
+	urgencyCritical byte = 2
+)
+
 // Send shows m, replacing the notification already shown for its tag.
 func (d *DBus) Send(m Message) error {
 	d.mu.Lock()
@@ -95,9 +114,19 @@ func (d *DBus) Send(m Message) error {
 		"x-canonical-private-synchronous": dbus.MakeVariant(m.Tag),
 		"desktop-entry":                   dbus.MakeVariant("conch"),
 	}
+	// A question waits for its answer for as long as the task does (an
+	// hour and more), so its notification must not time out after the
+	// server's few seconds: it stays until answered or replaced. A finish
+	// is news, and may go like any other.
+	question := len(m.Actions) > 0
+	expire := expireDefault
+	if question {
+		expire = expireNever
+		hints["urgency"] = dbus.MakeVariant(urgencyCritical)
+	}
 	var id uint32
 	err := d.obj.Call(dbusIface+".Notify", 0,
-		"Conch", replaces, "", m.Title, m.Body, actions, hints, int32(-1)).Store(&id)
+		"Conch", replaces, "", m.Title, m.Body, actions, hints, expire).Store(&id)
 	if err != nil {
 		return fmt.Errorf("notify %s: %w", m.Tag, err)
 	}
@@ -107,8 +136,33 @@ func (d *DBus) Send(m Message) error {
 	}
 	d.ids[m.Tag] = id
 	d.tags[id] = m.Tag
+	d.asking[m.Tag] = question
 	d.mu.Unlock()
 	return nil
+}
+
+// Withdraw takes down the notification shown for tag, if any.
+func (d *DBus) Withdraw(tag string) error {
+	d.mu.Lock()
+	id, ok := d.ids[tag]
+	d.forget(tag, id)
+	d.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	if err := d.obj.Call(dbusIface+".CloseNotification", 0, id).Err; err != nil {
+		return fmt.Errorf("withdraw %s: %w", tag, err)
+	}
+	return nil
+}
+
+// forget drops what is known of tag's notification id; d.mu is held.
+func (d *DBus) forget(tag string, id uint32) {
+	delete(d.tags, id)
+	if d.ids[tag] == id {
+		delete(d.ids, tag)
+		delete(d.asking, tag)
+	}
 }
 
 // ID returns the server's id for tag (0 if none), for tests and logs.
@@ -147,8 +201,8 @@ func (d *DBus) handle(sig *dbus.Signal) {
 		d.mu.Lock()
 		tag, ok := d.tags[id]
 		d.mu.Unlock()
-		if ok && d.onAction != nil {
-			d.onAction(tag, action)
+		if ok {
+			d.clicks.deliver(tag, action)
 		}
 	case dbusIface + ".NotificationClosed":
 		if len(sig.Body) < 1 {
@@ -162,18 +216,29 @@ func (d *DBus) handle(sig *dbus.Signal) {
 		// its tag starts a new one.
 		d.mu.Lock()
 		if tag, ok := d.tags[id]; ok {
-			delete(d.tags, id)
-			if d.ids[tag] == id {
-				delete(d.ids, tag)
-			}
+			d.forget(tag, id)
 		}
 		d.mu.Unlock()
 	}
 }
 
-// Close stops listening (and closes the connection if it opened it).
+// Close takes down the questions still shown, whose buttons nothing would
+// answer any more (they never time out, and the tasks that asked them are
+// interrupted as Conch stops), then stops listening (and closes the
+// connection if it opened it).
 func (d *DBus) Close() error {
 	d.once.Do(func() {
+		d.mu.Lock()
+		var questions []string
+		for tag, asking := range d.asking {
+			if asking {
+				questions = append(questions, tag)
+			}
+		}
+		d.mu.Unlock()
+		for _, tag := range questions {
+			_ = d.Withdraw(tag)
+		}
 		d.conn.RemoveSignal(d.signals)
 		_ = d.conn.RemoveMatchSignal(dbus.WithMatchObjectPath(dbusPath), dbus.WithMatchInterface(dbusIface))
 		close(d.done)

@@ -3,6 +3,7 @@ package notify_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -29,14 +30,18 @@ type notifyCall struct {
 	Body       string
 	Actions    []string
 	Tag        string
+	Hints      map[string]dbus.Variant
+	Expire     int32
 }
 
-// server is a notification server that records every Notify call.
+// server is a notification server that records every Notify and
+// CloseNotification call.
 type server struct {
-	conn  *dbus.Conn
-	mu    sync.Mutex
-	calls []notifyCall
-	next  uint32
+	conn   *dbus.Conn
+	mu     sync.Mutex
+	calls  []notifyCall
+	closed []uint32
+	next   uint32
 }
 
 func (s *server) Notify(app string, replaces uint32, icon, summary, body string, actions []string, hints map[string]dbus.Variant, timeout int32) (uint32, *dbus.Error) {
@@ -48,7 +53,8 @@ func (s *server) Notify(app string, replaces uint32, icon, summary, body string,
 		id = s.next
 	}
 	tag, _ := hints["x-dunst-stack-tag"].Value().(string)
-	s.calls = append(s.calls, notifyCall{ReplacesID: replaces, ID: id, Summary: summary, Body: body, Actions: actions, Tag: tag})
+	s.calls = append(s.calls, notifyCall{ReplacesID: replaces, ID: id, Summary: summary, Body: body, Actions: actions, Tag: tag,
+		Hints: hints, Expire: timeout})
 	return id, nil
 }
 
@@ -60,7 +66,19 @@ func (s *server) GetCapabilities() ([]string, *dbus.Error) {
 	return []string{"actions", "body"}, nil
 }
 
-func (s *server) CloseNotification(id uint32) *dbus.Error { return nil }
+func (s *server) CloseNotification(id uint32) *dbus.Error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = append(s.closed, id)
+	return nil
+}
+
+// closedIDs are the ids Conch asked to close, in order.
+func (s *server) closedIDs() []uint32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]uint32(nil), s.closed...)
+}
 
 func (s *server) snapshot() []notifyCall {
 	s.mu.Lock()
@@ -100,6 +118,25 @@ type app struct {
 	opened  chan string
 	topics  pref.Topics
 	dir     string
+	log     syncBuffer
+}
+
+// syncBuffer is a log's output, written from the service's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 func startApp(t *testing.T, addr, home, dir string, topics pref.Topics) *app {
@@ -113,8 +150,9 @@ func startApp(t *testing.T, addr, home, dir string, topics pref.Topics) *app {
 		Store: st, Bus: a.bus, Logs: output.New(filepath.Join(home, "tasks")), Home: dir,
 		Executors: map[string]taskrun.Executor{"shell": &shell.Shell{Home: dir}},
 	})
-	// The notifier calls the service, which sends through the notifier.
-	a.dbus, err = notify.NewDBus(dbustest.Connect(t, addr), func(tag, action string) { a.service.Action(tag, action) })
+	// In Conch's order: the notifier, the service that sends through it,
+	// the runner, and then the service starts and takes the clicks.
+	a.dbus, err = notify.NewDBus(dbustest.Connect(t, addr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,11 +160,12 @@ func startApp(t *testing.T, addr, home, dir string, topics pref.Topics) *app {
 		Tasks: a.runner, Bus: a.bus, Notifier: a.dbus,
 		Topics: func() pref.Topics { return a.topics },
 		Open:   func(id string) { a.opened <- id },
+		Log:    slog.New(slog.NewTextHandler(&a.log, nil)),
 	})
-	a.service.Start(context.Background())
 	if err := a.runner.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	a.service.Start(context.Background())
 	t.Cleanup(a.stop)
 	return a
 }
@@ -253,7 +292,7 @@ func TestApprovalNotificationAnswersTheTask(t *testing.T) {
 	tk := a.create(t, "echo allowed", task.Ask)
 	calls := waitCalls(t, srv, 1)
 	ask := calls[0]
-	if ask.Tag != "task-"+tk.ID || ask.Summary != "echo allowed — needs your OK" || ask.Body != "Run `echo allowed` in ~?" {
+	if ask.Tag != "task-"+tk.ID || ask.Summary != "echo allowed — needs your OK" || ask.Body != "Run echo allowed in ~?" {
 		t.Fatalf("approval %+v", ask)
 	}
 	if strings.Join(ask.Actions, ",") != "default,Open,allow,Allow,deny,Deny" {
@@ -262,8 +301,13 @@ func TestApprovalNotificationAnswersTheTask(t *testing.T) {
 	srv.invoke(t, ask.ID, "allow")
 	waitStatus(t, a.runner, tk.ID, task.Done)
 	calls = waitCalls(t, srv, 2)
-	if len(calls) != 2 || calls[1].ReplacesID != ask.ID || calls[1].Tag != ask.Tag {
-		t.Fatalf("the finish did not replace the question: %+v", calls)
+	// Answered, the question goes (it would never time out); the finish
+	// is news of its own, under the same tag.
+	if closed := srv.closedIDs(); len(closed) != 1 || closed[0] != ask.ID {
+		t.Fatalf("the answered question was not taken down: closed %v", closed)
+	}
+	if len(calls) != 2 || calls[1].ReplacesID != 0 || calls[1].Tag != ask.Tag {
+		t.Fatalf("the finish: %+v", calls)
 	}
 	// A second press of the button is refused quietly: nothing changes.
 	srv.invoke(t, ask.ID, "allow")
@@ -300,7 +344,7 @@ func TestTopicsOffSendNothing(t *testing.T) {
 
 func TestNoServerIsReported(t *testing.T) {
 	addr := dbustest.Start(t)
-	_, err := notify.NewDBus(dbustest.Connect(t, addr), nil)
+	_, err := notify.NewDBus(dbustest.Connect(t, addr))
 	if err == nil || !strings.Contains(err.Error(), notify.ErrNoServer.Error()) {
 		t.Fatalf("want ErrNoServer, got %v", err)
 	}

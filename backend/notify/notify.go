@@ -33,6 +33,15 @@ type ActionFunc func(tag, action string)
 type Notifier interface {
 	// Send shows m, replacing the notification shown for m.Tag if any.
 	Send(m Message) error
+	// Handle sets what clicks and buttons call (nil: nothing yet). A
+	// notifier is opened before the service that handles its clicks
+	// exists, so the clicks that come before Handle (one pressed while
+	// Conch starts, or the one that started it) are kept, up to a few,
+	// and handed to f when it is set, in order.
+	Handle(f ActionFunc)
+	// Withdraw takes down the notification shown for tag, if the platform
+	// can: a question answered elsewhere has no use for its buttons.
+	Withdraw(tag string) error
 	// Describe says which notification service is used, for the doctor.
 	Describe() string
 	// Actions reports whether clicks and buttons come back to Conch.

@@ -38,26 +38,34 @@ func (Plain) Describe() string { return "plain notifications (" + runtime.GOOS +
 // Actions is false: clicks do not come back.
 func (Plain) Actions() bool { return false }
 
+// Handle does nothing: no click comes back.
+func (Plain) Handle(ActionFunc) {}
+
+// Withdraw does nothing: a plain notification cannot be named again.
+func (Plain) Withdraw(string) error { return nil }
+
 // Close does nothing.
 func (Plain) Close() error { return nil }
 
 // Open returns the best notifier here: D-Bus with actions on Linux when a
 // server answers, toasts with actions on Windows when the WinRT API does,
-// else plain notifications (always on macOS). The error says, in words for
-// the person, why the better one was not used or what keeps it from
-// showing anything (nil when all is well, and on macOS).
-func Open(onAction ActionFunc) (Notifier, error) {
+// else plain notifications (always on macOS). With listen false (the
+// doctor, which only looks) Conch does not register for the clicks on
+// Windows. Clicks are kept until the notifier's Handle. The error says, in
+// words for the person, why the better one was not used or what keeps it
+// from showing anything (nil when all is well, and on macOS).
+func Open(listen bool) (Notifier, error) {
 	switch runtime.GOOS {
 	case "windows":
-		return openToasts(onAction)
+		return openToasts(listen)
 	case "linux":
-		return openDBus(onAction)
+		return openDBus()
 	}
 	return Plain{}, nil
 }
 
-func openDBus(onAction ActionFunc) (Notifier, error) {
-	d, err := ConnectSession(onAction)
+func openDBus() (Notifier, error) {
+	d, err := ConnectSession()
 	if errors.Is(err, ErrNoServer) {
 		return Plain{}, ErrNoServer // the bus's own wording helps nobody
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"conch/backend/ask"
 	"conch/backend/event"
 	"conch/backend/internal/brief"
 	"conch/backend/pref"
@@ -43,7 +44,8 @@ type Config struct {
 // Service watches task changes and raises one notification per finish and
 // per question, and routes clicks back: open the chat, or answer.
 type Service struct {
-	cfg Config
+	cfg   Config
+	since time.Time // when it was made: finishes from then on are announced
 
 	mu    sync.Mutex
 	asked map[string]string // task id → the question already announced
@@ -61,35 +63,47 @@ func NewService(cfg Config) *Service {
 	if cfg.Topics == nil {
 		cfg.Topics = func() pref.Topics { return pref.Defaults().Notifications }
 	}
-	return &Service{cfg: cfg, asked: map[string]string{}}
+	return &Service{cfg: cfg, since: time.Now(), asked: map[string]string{}}
 }
 
-// Start begins watching; Stop ends it.
+// Start begins watching and takes the notifier's clicks; Stop ends both.
+// Call it once the task runner has started: it announces what changed
+// since NewService (a queued task the runner started may have finished
+// already), and the clicks that came while Conch was starting (kept by the
+// notifier until now) are handled then, against the tasks as the runner
+// left them. A question still waiting is answered; one whose task was
+// interrupted by the restart is refused, and the refusal logged.
 func (s *Service) Start(ctx context.Context) {
 	ctx, s.cancel = context.WithCancel(ctx)
 	s.done = make(chan struct{})
-	go s.watch(ctx)
+	// Subscribed before looking, so nothing falls between the two.
+	sub := s.cfg.Bus.Subscribe(256)
+	s.catchUp(s.since)
+	s.cfg.Notifier.Handle(s.Action)
+	go s.watch(ctx, sub)
 }
 
-// Stop ends watching and waits; safe twice and before Start.
+// Stop ends watching and waits; safe twice and before Start. Clicks from
+// then on are kept by the notifier, not handled.
 func (s *Service) Stop() {
 	s.once.Do(func() {
 		if s.cancel == nil {
 			return
 		}
+		s.cfg.Notifier.Handle(nil)
 		s.cancel()
 		<-s.done
 	})
 }
 
-func (s *Service) watch(ctx context.Context) {
+// watch follows sub, and after a drop a new subscription, until ctx ends
+// or the bus closes.
+func (s *Service) watch(ctx context.Context, sub *event.Subscription) {
 	defer close(s.done)
-	since := time.Now()
-	for ctx.Err() == nil {
-		sub := s.cfg.Bus.Subscribe(256)
+	for since := time.Now(); ; sub = s.cfg.Bus.Subscribe(256) {
 		s.follow(ctx, sub)
 		sub.Close()
-		if s.cfg.Bus.Closed() {
+		if ctx.Err() != nil || s.cfg.Bus.Closed() {
 			return
 		}
 		// Dropped for falling behind: look at what changed meanwhile. A
@@ -149,8 +163,10 @@ func (s *Service) follow(ctx context.Context, sub *event.Subscription) {
 // changed raises what a task's new state calls for.
 func (s *Service) changed(t task.Task) {
 	topics := s.cfg.Topics()
+	finished := t.Status == task.Done || t.Status == task.Failed
+	s.settled(t, finished && topics.Tasks)
 	switch {
-	case (t.Status == task.Done || t.Status == task.Failed) && !t.Notified && topics.Tasks:
+	case finished && !t.Notified && topics.Tasks:
 		marked, ok, err := s.cfg.Tasks.MarkNotified(t.ID)
 		if err != nil || !ok {
 			return
@@ -164,6 +180,27 @@ func (s *Service) changed(t task.Task) {
 		if !seen {
 			s.send(AskMessage(t))
 		}
+	}
+}
+
+// settled takes down the question announced for t once t no longer waits
+// on it (answered in the app or the tray, stopped, interrupted): the
+// notification never times out, and its buttons would only be refused.
+// A finish about to be announced replaces it instead.
+func (s *Service) settled(t task.Task, replaced bool) {
+	s.mu.Lock()
+	askID, was := s.asked[t.ID]
+	waiting := t.Status == task.NeedsYou && t.Ask != nil && t.Ask.ID == askID
+	if was && !waiting {
+		delete(s.asked, t.ID)
+	}
+	s.mu.Unlock()
+	// Another question of t's replaces this one's notification itself.
+	if !was || replaced || (t.Status == task.NeedsYou && t.Ask != nil) {
+		return
+	}
+	if err := s.cfg.Notifier.Withdraw(Tag(t.ID)); err != nil {
+		s.cfg.Log.Info("answered question's notification not withdrawn", "task", t.ID, "err", err)
 	}
 }
 
@@ -186,7 +223,11 @@ func (s *Service) Action(tag, action string) {
 		}
 	case ActionAllow, ActionDeny:
 		t, err := s.cfg.Tasks.Get(id)
-		if err != nil || t.Ask == nil {
+		if err == nil && (t.Status != task.NeedsYou || t.Ask == nil) {
+			err = fmt.Errorf("the task is %s, not waiting on a question", t.Status)
+		}
+		if err != nil {
+			s.cfg.Log.Info("answer from a notification dropped", "task", id, "action", action, "err", err)
 			return
 		}
 		if _, err := s.cfg.Tasks.Answer(id, t.Ask.ID, action == ActionAllow); err != nil {
@@ -198,23 +239,24 @@ func (s *Service) Action(tag, action string) {
 // Tag is the notification tag of a task.
 func Tag(taskID string) string { return "task-" + taskID }
 
-// FinishMessage says how a task ended, in a line or two that are useful
-// without opening the app.
+// FinishMessage says how a task ended, in a line or two of plain text that
+// are useful without opening the app.
 func FinishMessage(t task.Task) Message {
 	m := Message{Tag: Tag(t.ID)}
 	var body []string
+	title, summary := brief.Plain(t.Title), brief.FirstLine(brief.Plain(t.Summary))
 	switch t.Status {
 	case task.Done:
-		m.Title = t.Title + " — done"
-		if line := brief.FirstLine(t.Summary); line != "" {
+		m.Title = title + " — done"
+		if line := summary; line != "" {
 			m.Title += ": " + brief.Clip(line, 80)
 		}
 	default:
-		m.Title = t.Title + " — didn't finish"
+		m.Title = title + " — didn't finish"
 		if t.Error != "" {
-			body = append(body, capitalise(t.Error)+".")
+			body = append(body, capitalise(brief.Plain(t.Error))+".")
 		}
-		if line := brief.FirstLine(t.Summary); line != "" {
+		if line := summary; line != "" {
 			body = append(body, brief.Clip(line, 120))
 		}
 	}
@@ -228,14 +270,20 @@ func FinishMessage(t task.Task) Message {
 	return m
 }
 
-// AskMessage puts a task's question with Allow and Deny buttons.
+// AskMessage puts a task's question with Allow and Deny buttons, in plain
+// text. A destructive command's says so, as the page and the tray do.
 func AskMessage(t task.Task) Message {
-	return Message{
+	m := Message{
 		Tag:     Tag(t.ID),
-		Title:   t.Title + " — needs your OK",
-		Body:    t.Ask.Detail,
+		Title:   brief.Plain(t.Title) + " — needs your OK",
+		Body:    brief.Plain(t.Ask.Detail),
 		Actions: []string{ActionAllow, ActionDeny},
 	}
+	if why := ask.Danger(t.Ask.Tool, t.Ask.Detail); why != "" {
+		m.Title = "⚠ Destructive: " + m.Title
+		m.Body += "\n⚠ " + why
+	}
+	return m
 }
 
 func capitalise(s string) string {

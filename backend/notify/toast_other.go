@@ -3,4 +3,4 @@
 package notify
 
 // openToasts is Windows' (see toast_windows.go); Open never calls it elsewhere.
-func openToasts(ActionFunc) (Notifier, error) { return Plain{}, nil }
+func openToasts(bool) (Notifier, error) { return Plain{}, nil }

@@ -38,6 +38,7 @@ type Toasts struct {
 	exited chan struct{}
 	once   sync.Once
 	listen bool
+	clicks clicks
 }
 
 type toastJob struct {
@@ -45,18 +46,19 @@ type toastJob struct {
 	err   chan<- error
 }
 
-// OpenToasts starts showing toasts. With onAction nil (the doctor) it only
+// OpenToasts starts showing toasts. With listen false (the doctor) it only
 // checks that toasts can be shown: Conch is not registered and no click
-// comes back to this process. The error is Windows' reason when toasts
+// comes back to this process. Clicks are kept until Handle: Windows starts
+// Conch for a click on a toast and hands the click over while it starts. The error is Windows' reason when toasts
 // cannot be shown at all; a Toasts with toasts turned off for Conch comes
 // with an error that says so.
-func OpenToasts(onAction ActionFunc) (*Toasts, error) {
-	t := &Toasts{jobs: make(chan toastJob), done: make(chan struct{}), exited: make(chan struct{}), listen: onAction != nil}
+func OpenToasts(listen bool) (*Toasts, error) {
+	t := &Toasts{jobs: make(chan toastJob), done: make(chan struct{}), exited: make(chan struct{}), listen: listen}
 	if t.listen {
 		if err := registerToasts(); err != nil {
 			return nil, err
 		}
-		activation.Store(&onAction)
+		activation.Store(&t.clicks)
 	}
 	ready := make(chan started, 1)
 	go t.run(ready)
@@ -74,8 +76,8 @@ func OpenToasts(onAction ActionFunc) (*Toasts, error) {
 // it did but Windows keeps the toasts from showing.
 type started struct{ err, off error }
 
-func openToasts(onAction ActionFunc) (Notifier, error) {
-	t, err := OpenToasts(onAction)
+func openToasts(listen bool) (Notifier, error) {
+	t, err := OpenToasts(listen)
 	if t == nil {
 		return Plain{}, fmt.Errorf("toasts with buttons are not available on this Windows, so notifications are plain: %w", err)
 	}
@@ -144,6 +146,13 @@ func (t *Toasts) Describe() string { return "Windows toast notifications" }
 
 // Actions is true: clicks and buttons come back through the activator.
 func (t *Toasts) Actions() bool { return true }
+
+// Handle sets what clicks and buttons call, handing it those kept so far.
+func (t *Toasts) Handle(f ActionFunc) { t.clicks.handle(f) }
+
+// Withdraw does nothing: a toast is left in the notification centre, and
+// its buttons on a question settled meanwhile are refused.
+func (t *Toasts) Withdraw(string) error { return nil }
 
 // Close stops showing toasts and listening for clicks; safe twice. Toasts
 // already shown stay in the notification centre, and a click on one starts

@@ -324,8 +324,8 @@ type activationCallbackVtbl struct {
 	QueryInterface, AddRef, Release, Activate uintptr
 }
 
-// activation is the ActionFunc of the open Toasts, if any.
-var activation atomic.Pointer[ActionFunc]
+// activation hands clicks to the open Toasts, if any.
+var activation atomic.Pointer[clicks]
 
 // activatorFactory makes the activator's objects on first use and returns
 // the class factory.
@@ -370,8 +370,8 @@ func answerQuery(obj unsafe.Pointer, iid, own *windows.GUID, out *unsafe.Pointer
 // answering a question writes to the store.
 func activate(this unsafe.Pointer, appID, args *uint16, data, count uintptr) uintptr {
 	tag, action, ok := ParseToastArgs(windows.UTF16PtrToString(args))
-	if f := activation.Load(); ok && f != nil {
-		go (*f)(tag, action)
+	if c := activation.Load(); ok && c != nil {
+		go c.deliver(tag, action)
 	}
 	return sOK
 }

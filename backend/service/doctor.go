@@ -134,7 +134,7 @@ func OfflineDoctor(home string, shell func() (bool, string)) doctor.Report {
 	if in.Providers == nil {
 		in.Providers = doctorProviders(shell, nil, problem)
 	}
-	n, err := notify.Open(nil)
+	n, err := notify.Open(false)
 	in.Notifications = doctor.Notifications{Service: n.Describe(), Actions: n.Actions(), Topics: topics}
 	if err != nil {
 		in.Notifications.Problem = err.Error()
