@@ -15,7 +15,6 @@ import (
 	"conch/backend/ask"
 	"conch/backend/event"
 	"conch/backend/internal/brief"
-	"conch/backend/internal/sessionbus"
 	"conch/backend/task"
 )
 
@@ -366,16 +365,18 @@ const (
 	maxDetail   = 120
 )
 
-// EntryOf is how a question waiting for the person reads in the menu.
+// EntryOf is how a question waiting for the person reads in the menu: in
+// plain text, as a menu shows its labels as they are.
 func EntryOf(it Item) Entry {
 	e := Entry{Warning: ask.Danger(it.Tool, it.Detail)}
-	question := brief.FirstLine(it.Detail)
-	e.Detail = brief.Clip(strings.Join(strings.Fields(it.Detail), " "), maxDetail)
+	detail := brief.Plain(it.Detail)
+	question := brief.FirstLine(detail)
+	e.Detail = brief.Clip(strings.Join(strings.Fields(detail), " "), maxDetail)
 	if question == "" {
 		question = "See what it's asking"
 		e.Detail = "It asks for your OK"
 	}
-	title := it.Title
+	title := brief.Plain(it.Title)
 	if title == "" {
 		title = "New chat"
 	}
@@ -491,20 +492,4 @@ func (t *Tray) Stop() {
 		t.end()
 		t.wg.Wait()
 	})
-}
-
-// HostPresent reports whether a tray host (StatusNotifierWatcher) runs on
-// the session bus, for the doctor.
-func HostPresent() (bool, string) {
-	conn, err := sessionbus.Connect()
-	if err != nil {
-		return false, "no D-Bus session bus"
-	}
-	defer conn.Close()
-	var owner string
-	err = conn.BusObject().Call("org.freedesktop.DBus.GetNameOwner", 0, "org.kde.StatusNotifierWatcher").Store(&owner)
-	if err != nil || owner == "" {
-		return false, "no tray host (StatusNotifierWatcher) on the session bus"
-	}
-	return true, "a tray host is present"
 }

@@ -97,9 +97,9 @@ func TestEntryOf(t *testing.T) {
 		want Entry
 	}{
 		{"a command", Item{TaskID: "t", Title: "Run the tests", AskID: "q", Tool: "run_command", Detail: "Run `npm test` in ~/proj"},
-			Entry{Title: "Run the tests — Run `npm test` in ~/proj", Detail: "Run `npm test` in ~/proj"}},
+			Entry{Title: "Run the tests — Run npm test in ~/proj", Detail: "Run npm test in ~/proj"}},
 		{"a destructive command", Item{TaskID: "t", Title: "Tidy up", AskID: "q", Tool: "run_command", Detail: "Run `rm -rf build` in ~/proj"},
-			Entry{Title: "⚠ Destructive: Tidy up — Run `rm -rf build` in ~/proj", Detail: "Run `rm -rf build` in ~/proj",
+			Entry{Title: "⚠ Destructive: Tidy up — Run rm -rf build in ~/proj", Detail: "Run rm -rf build in ~/proj",
 				Warning: "It deletes files and folders for good (rm -r), without asking again."}},
 		{"a force push by a coding agent", Item{TaskID: "t", Title: "Ship", AskID: "q", Tool: "Bash", Detail: "git push --force origin main"},
 			Entry{Title: "⚠ Destructive: Ship — git push --force origin main", Detail: "git push --force origin main",
@@ -108,6 +108,8 @@ func TestEntryOf(t *testing.T) {
 			Entry{Title: "Docs — Write README.md", Detail: "Write README.md (rm -rf is mentioned)"}},
 		{"long parts are cut", Item{TaskID: "t", Title: long, Detail: long},
 			Entry{Title: strings.Repeat("x", maxTitle-1) + "… — " + strings.Repeat("x", maxQuestion-1) + "…", Detail: strings.Repeat("x", maxDetail-1) + "…"}},
+		{"Markdown is shown as plain text", Item{TaskID: "t", Title: "Fix **the** `build`", AskID: "q", Tool: "write_file", Detail: "Edit `__init__.py`?"},
+			Entry{Title: "Fix the build — Edit __init__.py?", Detail: "Edit __init__.py?"}},
 		{"a chat with no title or detail", Item{TaskID: "c", Chat: true},
 			Entry{Title: "New chat — See what it's asking", Detail: "It asks for your OK"}},
 	}
@@ -217,8 +219,13 @@ func TestTrayFollowsTasksOverDBus(t *testing.T) {
 	if reply, err := conn.RequestName("org.kde.StatusNotifierWatcher", dbus.NameFlagDoNotQueue); err != nil || reply != dbus.RequestNameReplyPrimaryOwner {
 		t.Fatalf("own the watcher name: %v %v", reply, err)
 	}
-	if ok, _ := HostPresent(); !ok {
-		t.Fatal("HostPresent does not see the watcher")
+	host, err := WatchSessionHost()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.Close()
+	if ok, _ := host.State(); !ok {
+		t.Fatal("the host's State does not see the watcher")
 	}
 
 	// Answers from the menu reach this, as they would the runner and the
@@ -385,7 +392,7 @@ func TestTrayFollowsTasksOverDBus(t *testing.T) {
 	// The question's item is marked destructive, and a click on its Allow
 	// answers that question, by its id.
 	menu := conn.Object(item, "/StatusNotifierItem/menu")
-	q := findItem(t, menu, "⚠ Destructive: Clean — Run `rm -rf build` in ~/proj")
+	q := findItem(t, menu, "⚠ Destructive: Clean — Run rm -rf build in ~/proj")
 	if q == nil {
 		t.Fatal("no menu item for the task's question")
 	}
@@ -467,10 +474,10 @@ func TestTrayFollowsTasksOverDBus(t *testing.T) {
 		t.Fatalf("a click on a stale menu answered %+v", a)
 	default:
 	}
-	if findItem(t, menu, "⚠ Destructive: Clean — Run `rm -rf build` in ~/proj") != nil {
+	if findItem(t, menu, "⚠ Destructive: Clean — Run rm -rf build in ~/proj") != nil {
 		t.Fatal("the settled question is still in the menu")
 	}
-	d := findItem(t, menu, "Deploy — Run `make deploy`")
+	d := findItem(t, menu, "Deploy — Run make deploy")
 	if d == nil {
 		t.Fatal("no menu item for the new question")
 	}
