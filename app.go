@@ -152,9 +152,9 @@ func (a *App) open(taskID string) {
 	a.bus.Publish(event.Event{Type: event.Open, ID: taskID})
 }
 
-// setDesktop records how the window's tray and shortcut came up, and how to
-// bring the window forward.
-func (a *App) setDesktop(tray, shortcut doctor.Feature, bringForward func()) {
+// setDesktop records how the window's tray stands and its shortcut came
+// up, and how to bring the window forward.
+func (a *App) setDesktop(tray func() doctor.Feature, shortcut doctor.Feature, bringForward func()) {
 	service.SetDesktop(a.svc, tray, shortcut)
 	a.mu.Lock()
 	defer a.mu.Unlock()

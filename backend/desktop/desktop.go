@@ -46,9 +46,10 @@ type Options struct {
 	// refuse a question settled meanwhile (nil: the tray cannot answer).
 	AnswerTask func(taskID, askID string, allow bool) error
 	AnswerChat func(chatID, askID string, allow bool) error
-	// OnReady reports how the tray and the global shortcut came up, and gives
-	// a way to bring the window forward (a notification was clicked).
-	OnReady func(tray, shortcut doctor.Feature, bringForward func())
+	// OnReady reports how the tray stands (asked again at each call: its
+	// host may come later) and how the global shortcut came up, and gives a
+	// way to bring the window forward (a notification was clicked).
+	OnReady func(tray func() doctor.Feature, shortcut doctor.Feature, bringForward func())
 }
 
 // EventName is the runtime event that carries each event.Event to the page.

@@ -27,10 +27,9 @@ func (w *window) extras(ctx, wailsCtx context.Context) {
 			w.o.Events.Publish(e)
 		}
 	}
-	trayState := doctor.Feature{Running: true}
+	trayState := func() doctor.Feature { return doctor.Feature{Running: true} }
 	if w.o.Tasks != nil {
-		ok, detail := tray.HostPresent()
-		trayState.OK, trayState.Detail = ok, detail
+		trayState = w.trayHost(ctx)
 		t, err := tray.Start(tray.Actions{
 			Open:     bringForward,
 			Tasks:    func() { bringForward(); publish(event.Event{Type: event.Open}) },
@@ -41,7 +40,8 @@ func (w *window) extras(ctx, wailsCtx context.Context) {
 			Quit:     func() { runtime.Quit(wailsCtx) },
 		})
 		if err != nil {
-			trayState.OK, trayState.Detail = false, err.Error()
+			failed := doctor.Feature{Running: true, Detail: err.Error()}
+			trayState = func() doctor.Feature { return failed }
 		} else {
 			w.wg.Add(1)
 			go func() {
@@ -75,6 +75,27 @@ func (w *window) extras(ctx, wailsCtx context.Context) {
 	}
 	if w.o.OnReady != nil {
 		w.o.OnReady(trayState, keys, bringForward)
+	}
+}
+
+// trayHost returns how the tray stands for the doctor: whether a tray host
+// is on the session bus, asked each time (the panel may come after Conch,
+// as at login). It follows the host until ctx ends.
+func (w *window) trayHost(ctx context.Context) func() doctor.Feature {
+	host, err := tray.WatchSessionHost()
+	if err != nil {
+		failed := doctor.Feature{Running: true, Detail: err.Error()}
+		return func() doctor.Feature { return failed }
+	}
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		<-ctx.Done()
+		host.Close()
+	}()
+	return func() doctor.Feature {
+		ok, detail := host.State()
+		return doctor.Feature{Running: true, OK: ok, Detail: detail}
 	}
 }
 

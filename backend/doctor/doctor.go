@@ -103,7 +103,12 @@ type Feature struct {
 
 // Input is everything the checks look at.
 type Input struct {
-	Tasks         []task.Task
+	// Tasks are those the tasks check looks at: at least the ones not
+	// finished and the interrupted ones.
+	Tasks []task.Task
+	// TaskCount is how many tasks the store holds in all, finished ones
+	// too, when Tasks leaves some out (0: Tasks is all of them).
+	TaskCount     int
 	Providers     []Provider
 	Store         Store
 	Notifications Notifications
@@ -114,7 +119,7 @@ type Input struct {
 // Run makes the report.
 func Run(in Input) Report {
 	r := Report{Checks: []Check{
-		checkTasks(in.Tasks),
+		checkTasks(in.Tasks, max(in.TaskCount, len(in.Tasks))),
 		checkProviders(in.Providers),
 		checkStore(in.Store),
 		checkNotifications(in.Notifications),
@@ -134,7 +139,8 @@ func Run(in Input) Report {
 	return r
 }
 
-func checkTasks(tasks []task.Task) Check {
+// checkTasks looks at tasks; total is how many the store holds in all.
+func checkTasks(tasks []task.Task, total int) Check {
 	c := Check{ID: "tasks", Title: "Tasks", Level: OK, Link: "/tasks", Details: []string{}}
 	var interrupted, resumable, needsYou, working int
 	for _, t := range tasks {
@@ -175,7 +181,7 @@ func checkTasks(tasks []task.Task) Check {
 		}
 	}
 	if len(parts) == 0 {
-		c.Summary = fmt.Sprintf("Nothing needs you (%s in all).", plural(len(tasks), "task", "tasks"))
+		c.Summary = fmt.Sprintf("Nothing needs you (%s in all).", plural(total, "task", "tasks"))
 	} else {
 		c.Summary = capitalise(strings.Join(parts, "; ")) + "."
 	}

@@ -39,7 +39,7 @@ const doctorTimeout = 5 * time.Second
 // Doctor says what is wrong and where to fix it.
 func (s *Service) Doctor() (doctor.Report, error) {
 	h := s.cfg.Health
-	tasks := s.doctorTasks()
+	tasks, total := s.doctorTasks()
 	st := doctor.Store{Path: h.StorePath, Schema: store.SchemaVersion}
 	if fi, err := os.Stat(h.StorePath); err == nil {
 		st.Size = fi.Size()
@@ -57,10 +57,12 @@ func (s *Service) Doctor() (doctor.Report, error) {
 		n.Service, n.Actions = h.Notifier.Describe(), h.Notifier.Actions()
 	}
 	s.mu.Lock()
-	tray, shortcut := s.tray, s.shortcut
+	trayNow, shortcut := s.tray, s.shortcut
 	s.mu.Unlock()
+	tray := trayNow()
 	return doctor.Run(doctor.Input{
 		Tasks:         tasks,
+		TaskCount:     total,
 		Providers:     doctorProviders(h.Shell, s.cfg.Providers, h.ProvidersProblem),
 		Store:         st,
 		Notifications: n,
@@ -70,13 +72,19 @@ func (s *Service) Doctor() (doctor.Report, error) {
 }
 
 // doctorTasks are what the doctor's tasks check looks at: the tasks that
-// are not finished and the interrupted ones, without the rest.
-func (s *Service) doctorTasks() []task.Task {
+// are not finished and the interrupted ones, without the rest; and how
+// many tasks the store holds in all, which its summary counts.
+func (s *Service) doctorTasks() (tasks []task.Task, total int) {
 	r, err := s.tasks()
 	if err != nil {
-		return nil
+		return nil, 0
 	}
-	tasks, _ := r.Active()
+	if counts, err := r.Counts(); err == nil {
+		for _, n := range counts {
+			total += n
+		}
+	}
+	tasks, _ = r.Active()
 	f := store.TaskFilter{Statuses: []task.Status{task.Interrupted}}
 	for cursor := ""; ; {
 		p, err := r.Page(store.GroupFinished, f, cursor, MaxPage)
@@ -88,7 +96,7 @@ func (s *Service) doctorTasks() []task.Task {
 			break
 		}
 	}
-	return tasks
+	return tasks, total
 }
 
 // OfflineDoctor checks home without starting anything, for `conch doctor`

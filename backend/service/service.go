@@ -105,23 +105,27 @@ type Service struct {
 	cfg Config
 
 	mu       sync.Mutex // guards the desktop's features
-	tray     doctor.Feature
+	tray     func() doctor.Feature
 	shortcut doctor.Feature
 }
 
 // New returns the service over cfg's engines.
 func New(cfg Config) *Service {
-	s := &Service{cfg: cfg}
+	s := &Service{cfg: cfg, tray: func() doctor.Feature { return doctor.Feature{} }}
 	if cfg.Health.Served {
-		s.tray = doctor.Feature{Detail: "conch serve has no tray; the desktop app shows one"}
+		s.tray = func() doctor.Feature {
+			return doctor.Feature{Detail: "conch serve has no tray; the desktop app shows one"}
+		}
 		s.shortcut = doctor.Feature{Detail: "conch serve has no global shortcut; the desktop app has Ctrl+Shift+Enter"}
 	}
 	return s
 }
 
-// SetDesktop records how the window's tray and shortcut came up, for the
-// doctor. It is a function, not a method, so the window does not bind it.
-func SetDesktop(s *Service, tray, shortcut doctor.Feature) {
+// SetDesktop records how the window's tray stands (tray is asked at each
+// report: a tray host may come after Conch) and how its shortcut came up,
+// for the doctor. It is a function, not a method, so the window does not
+// bind it.
+func SetDesktop(s *Service, tray func() doctor.Feature, shortcut doctor.Feature) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tray, s.shortcut = tray, shortcut
