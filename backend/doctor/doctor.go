@@ -51,6 +51,8 @@ type Provider struct {
 	Name   string
 	Ready  bool
 	Reason string
+	// Version is a coding-agent CLI's version, shown beside its name.
+	Version string
 }
 
 // Store describes the database.
@@ -195,15 +197,19 @@ func checkProviders(ps []Provider) Check {
 	c := Check{ID: "providers", Title: "Providers", Level: OK, Details: []string{}}
 	ready, talkers := 0, 0
 	for _, p := range ps {
+		name := p.Name
+		if p.Version != "" {
+			name += " " + p.Version
+		}
 		if p.Ready {
 			ready++
 			if p.ID != ShellID {
 				talkers++
 			}
-			c.Details = append(c.Details, p.Name+": ready")
+			c.Details = append(c.Details, name+": ready")
 			continue
 		}
-		c.Details = append(c.Details, p.Name+": not ready — "+p.Reason)
+		c.Details = append(c.Details, name+": not ready — "+p.Reason)
 	}
 	switch {
 	case len(ps) == 0 || ready == 0:

@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -105,6 +106,21 @@ func TestOnlyTheShellIsNotProvidersOK(t *testing.T) {
 	in.Providers = in.Providers[:1]
 	if c := find(t, Run(in), "providers"); c.Level != Warn {
 		t.Fatalf("the shell alone: %+v", c)
+	}
+}
+
+// Each coding-agent CLI's line names its version, so a person can see
+// which one they run, ready or too old.
+func TestProvidersShowTheCLIsVersions(t *testing.T) {
+	in := healthy()
+	in.Providers = []Provider{{ID: "shell", Name: "Shell", Ready: true},
+		{ID: "claude-code", Name: "Claude Code", Ready: true, Version: "2.1.332"},
+		{ID: "codex", Name: "Codex", Version: "0.99.0", Reason: "Codex 0.99.0 is older than 0.142.5, the oldest Conch works with; update it: npm install -g @openai/codex"}}
+	c := find(t, Run(in), "providers")
+	want := []string{"Shell: ready", "Claude Code 2.1.332: ready",
+		"Codex 0.99.0: not ready — Codex 0.99.0 is older than 0.142.5, the oldest Conch works with; update it: npm install -g @openai/codex"}
+	if !slices.Equal(c.Details, want) {
+		t.Fatalf("details %q", c.Details)
 	}
 }
 

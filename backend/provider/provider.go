@@ -56,6 +56,9 @@ type Info struct {
 	// APIs: Conch runs the tools, so yes; CLIs: only when their asks are
 	// routed to Conch). One that cannot is never handed a task or helper.
 	CanAsk bool `json:"canAsk"`
+	// Version is a coding-agent CLI's version ("2.1.332"), when it could
+	// tell; empty for the rest.
+	Version string `json:"version,omitempty"`
 }
 
 // Role is who said a message.

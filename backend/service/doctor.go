@@ -162,7 +162,7 @@ func doctorProviders(shell func() (bool, string), reg *registry.Registry, proble
 		ctx, cancel := context.WithTimeout(context.Background(), doctorTimeout)
 		defer cancel()
 		for _, l := range reg.List(ctx) {
-			p := doctor.Provider{ID: l.ID, Name: l.Name, Ready: l.Ready, Reason: l.Reason}
+			p := doctor.Provider{ID: l.ID, Name: l.Name, Ready: l.Ready, Reason: l.Reason, Version: l.Version}
 			if l.ID == doctor.ShellID {
 				ps = append([]doctor.Provider{p}, ps...)
 			} else {

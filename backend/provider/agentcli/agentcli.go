@@ -83,6 +83,9 @@ type Config struct {
 	Model string
 	// Grace overrides StopGrace (tests).
 	Grace time.Duration
+	// Oldest overrides the oldest version of the CLI Conch works with
+	// (tests: a floor above the installed CLI).
+	Oldest string
 }
 
 // lookPath finds the binary, honouring a PATH given in Env.

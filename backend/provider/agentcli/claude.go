@@ -59,6 +59,10 @@ func (c *Claude) Info(ctx context.Context) provider.Info {
 		info.Reason = notFound("claude", "Claude Code")
 		return info
 	}
+	info.Version = cliVersion(ctx, c.cfg, bin, claudeFloor.pkg)
+	if info.Reason = claudeFloor.tooOld(info.Version, c.cfg.Oldest); info.Reason != "" {
+		return info
+	}
 	st, ok := c.ready.get(func() (readiness, bool) { return c.probe(ctx, bin) })
 	info.Ready, info.Reason = !ok || st.ready, st.reason // it could not tell: a turn will say what is wrong
 	return info

@@ -52,6 +52,10 @@ func (c *Codex) Info(ctx context.Context) provider.Info {
 		info.Reason = notFound("codex", "Codex")
 		return info
 	}
+	info.Version = cliVersion(ctx, c.cfg, bin, codexFloor.pkg)
+	if info.Reason = codexFloor.tooOld(info.Version, c.cfg.Oldest); info.Reason != "" {
+		return info
+	}
 	st, ok := c.ready.get(func() (readiness, bool) { return c.probe(ctx, bin) })
 	if !ok {
 		info.Ready = true // it could not tell; a turn will say what is wrong

@@ -46,8 +46,13 @@ func (g *Gemini) Info(ctx context.Context) provider.Info {
 		CanAsk:   true,
 		Models:   models(g.cfg.Model, "gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"),
 	}
-	if _, err := g.cfg.lookPath("gemini"); err != nil {
+	bin, err := g.cfg.lookPath("gemini")
+	if err != nil {
 		info.Reason = notFound("gemini", "Gemini CLI")
+		return info
+	}
+	info.Version = cliVersion(ctx, g.cfg, bin, geminiFloor.pkg)
+	if info.Reason = geminiFloor.tooOld(info.Version, g.cfg.Oldest); info.Reason != "" {
 		return info
 	}
 	if !g.signedIn() {

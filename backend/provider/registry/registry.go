@@ -88,9 +88,11 @@ type Listing struct {
 	Reason   string            `json:"reason"`
 	Models   provider.Models   `json:"models"`
 	CanAsk   bool              `json:"canAsk"`
-	BaseURL  string            `json:"baseUrl,omitempty"`
-	Preset   string            `json:"preset,omitempty"`
-	KeySet   bool              `json:"keySet"`
+	// Version is a coding-agent CLI's version, when it could tell.
+	Version string `json:"version,omitempty"`
+	BaseURL string `json:"baseUrl,omitempty"`
+	Preset  string `json:"preset,omitempty"`
+	KeySet  bool   `json:"keySet"`
 	// KeyStorage is "keyring" or "store" for a key the person gave; empty
 	// for none, or for a key from the environment.
 	KeyStorage string `json:"keyStorage,omitempty"`
@@ -279,7 +281,7 @@ func (r *Registry) describe(ctx context.Context, e entry) Listing {
 	l := Listing{
 		ID: e.fallback.ID, Kind: e.fallback.Kind, Name: cmp.Or(info.Name, e.fallback.Name),
 		Category: cmp.Or(info.Category, e.fallback.Category),
-		Ready:    info.Ready, Reason: info.Reason, Models: info.Models, CanAsk: info.CanAsk,
+		Ready:    info.Ready, Reason: info.Reason, Models: info.Models, CanAsk: info.CanAsk, Version: info.Version,
 		BaseURL: e.baseURL, Preset: e.preset, KeySet: e.keySet, KeyStorage: e.keyStorage, Source: e.source,
 	}
 	if l.Models.List == nil {

@@ -851,6 +851,8 @@ export interface Provider {
   reason: string;
   models: Models;
   canAsk: boolean;
+  /** Version is a coding-agent CLI's version, when it could tell. */
+  version?: string;
   baseUrl?: string;
   preset?: string;
   keySet: boolean;
