@@ -1,6 +1,8 @@
 // Package agentbin finds the real coding-agent CLIs that Conch's tests
-// run: Claude Code, Codex and Gemini CLI, pinned in scripts/agents and
-// installed by scripts/setup into build/.cache/agents.
+// run: Claude Code, Codex and Gemini CLI, each at two versions: the
+// newest Conch was tested with (pinned in scripts/agents, installed by
+// scripts/setup into build/.cache/agents) and the oldest it works with
+// (scripts/agents/oldest, into build/.cache/agents-oldest).
 package agentbin
 
 import (
@@ -19,25 +21,75 @@ const (
 	Gemini = "gemini"
 )
 
-// Dir is the folder holding the installed CLIs' commands: $CONCH_AGENT_CLIS
-// when set, else build/.cache/agents/node_modules/.bin in the module.
-func Dir() (string, error) {
-	if d := os.Getenv("CONCH_AGENT_CLIS"); d != "" {
+// Install is one set of the CLIs, at one end of the supported range.
+type Install string
+
+const (
+	// Newest are the versions scripts/agents pins.
+	Newest Install = "newest"
+	// Oldest are the oldest versions Conch works with, pinned in
+	// scripts/agents/oldest.
+	Oldest Install = "oldest"
+)
+
+// Installs are both ends of the range, for tests that run at each.
+var Installs = []Install{Newest, Oldest}
+
+// Scripts is the folder in the module holding the install's
+// package.json and package-lock.json.
+func (in Install) Scripts() string {
+	if in == Oldest {
+		return filepath.Join("scripts", "agents", "oldest")
+	}
+	return filepath.Join("scripts", "agents")
+}
+
+// env names the variable that overrides the install's folder.
+func (in Install) env() string {
+	if in == Oldest {
+		return "CONCH_AGENT_CLIS_OLDEST"
+	}
+	return "CONCH_AGENT_CLIS"
+}
+
+// cache is the folder under build/.cache that scripts/setup installs into.
+func (in Install) cache() string {
+	if in == Oldest {
+		return "agents-oldest"
+	}
+	return "agents"
+}
+
+// Dir is the folder holding the newest CLIs' commands (see DirOf).
+func Dir() (string, error) { return DirOf(Newest) }
+
+// DirOf is the folder holding the install's commands: $CONCH_AGENT_CLIS
+// (the oldest: $CONCH_AGENT_CLIS_OLDEST) when set, else
+// build/.cache/agents/node_modules/.bin (agents-oldest) in the module.
+func DirOf(in Install) (string, error) {
+	if d := os.Getenv(in.env()); d != "" {
 		return d, nil
 	}
 	root, err := moduleRoot()
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(root, "build", ".cache", "agents", "node_modules", ".bin"), nil
+	return filepath.Join(root, "build", ".cache", in.cache(), "node_modules", ".bin"), nil
 }
 
-// Path is the command of the named CLI. Without one the test fails, saying
-// how to install it, unless setup recorded that npm could not reach the
-// registry or was told to skip the CLIs: then it skips, saying why.
+// Path is the command of the named CLI at its newest (see PathOf).
 func Path(t testing.TB, name string) string {
 	t.Helper()
-	dir, err := Dir()
+	return PathOf(t, Newest, name)
+}
+
+// PathOf is the command of the named CLI in the install. Without one the
+// test fails, saying how to install it, unless setup recorded that npm
+// could not reach the registry or was told to skip the CLIs: then it
+// skips, saying why.
+func PathOf(t testing.TB, in Install, name string) string {
+	t.Helper()
+	dir, err := DirOf(in)
 	if err != nil {
 		t.Fatalf("agentbin: %v", err)
 	}
@@ -46,9 +98,9 @@ func Path(t testing.TB, name string) string {
 		return bin
 	}
 	if why := skipReason(dir); why != "" {
-		t.Skipf("no %s CLI: %s", name, why)
+		t.Skipf("no %s CLI (%s): %s", name, in, why)
 	}
-	t.Fatalf("no %s CLI at %s: run scripts/setup (make setup), which installs the pinned CLIs from npm", name, bin)
+	t.Fatalf("no %s CLI at %s: run scripts/setup (make setup), which installs the pinned CLIs (%s) from npm", name, bin, in.Scripts())
 	return ""
 }
 

@@ -1,6 +1,7 @@
 package agentbin
 
 import (
+	"conch/backend/provider/agentcli"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -9,14 +10,17 @@ import (
 	"testing"
 )
 
-// Each pinned CLI is installed and runs: it prints the version the lock
-// pins, so a stale install is caught here and not in a provider's test.
-func TestTheCLIsRun(t *testing.T) {
+// packages are the CLIs' npm packages.
+var packages = map[string]string{Claude: "@anthropic-ai/claude-code", Codex: "@openai/codex", Gemini: "@google/gemini-cli"}
+
+// pins reads the versions an install's package.json pins, by package.
+func pins(t *testing.T, in Install) map[string]string {
+	t.Helper()
 	root, err := moduleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(root, "scripts", "agents", "package.json"))
+	b, err := os.ReadFile(filepath.Join(root, in.Scripts(), "package.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,21 +28,45 @@ func TestTheCLIsRun(t *testing.T) {
 	if err := json.Unmarshal(b, &pkg); err != nil {
 		t.Fatal(err)
 	}
-	packages := map[string]string{Claude: "@anthropic-ai/claude-code", Codex: "@openai/codex", Gemini: "@google/gemini-cli"}
-	for name, p := range packages {
-		want := pkg.Dependencies[p]
-		if want == "" {
-			t.Fatalf("scripts/agents/package.json does not pin %s", p)
+	return pkg.Dependencies
+}
+
+// Each pinned CLI of both installs is there and runs: it prints the
+// version its lock pins, so a stale install is caught here and not in a
+// provider's test.
+func TestTheCLIsRun(t *testing.T) {
+	for _, in := range Installs {
+		deps := pins(t, in)
+		for name, p := range packages {
+			want := deps[p]
+			if want == "" {
+				t.Fatalf("%s/package.json does not pin %s", in.Scripts(), p)
+			}
+			t.Run(string(in)+"/"+name, func(t *testing.T) {
+				out, err := exec.Command(PathOf(t, in, name), "--version").CombinedOutput()
+				if err != nil {
+					t.Fatalf("%s --version: %v\n%s", name, err, out)
+				}
+				if !strings.Contains(string(out), want) {
+					t.Fatalf("%s --version = %q, want %s (%s/package.json)", name, out, want, in.Scripts())
+				}
+			})
 		}
-		t.Run(name, func(t *testing.T) {
-			out, err := exec.Command(Path(t, name), "--version").CombinedOutput()
-			if err != nil {
-				t.Fatalf("%s --version: %v\n%s", name, err, out)
-			}
-			if !strings.Contains(string(out), want) {
-				t.Fatalf("%s --version = %q, want %s (scripts/agents/package.json)", name, out, want)
-			}
-		})
+	}
+}
+
+// The oldest install pins what the providers call the oldest they work
+// with, and the newest is newer.
+func TestTheOldestAreTheProvidersFloors(t *testing.T) {
+	oldest, newest := pins(t, Oldest), pins(t, Newest)
+	floors := agentcli.Floors()
+	for _, p := range packages {
+		if oldest[p] != floors[p] {
+			t.Errorf("%s: scripts/agents/oldest pins %s, the provider's floor is %s", p, oldest[p], floors[p])
+		}
+		if oldest[p] == newest[p] {
+			t.Errorf("%s: the oldest and the newest are both %s", p, oldest[p])
+		}
 	}
 }
 

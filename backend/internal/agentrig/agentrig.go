@@ -69,7 +69,13 @@ const NoRetries = "request_max_retries = 0\nstream_max_retries = 0\n"
 // provider's retry options ("" for NoRetries).
 func Codex(t testing.TB, brain modelserver.Brain, retries string) (Rig, *responses.Server) {
 	t.Helper()
-	bin := agentbin.Path(t, agentbin.Codex)
+	return CodexAt(t, agentbin.Newest, brain, retries)
+}
+
+// CodexAt is Codex with the CLI of the install.
+func CodexAt(t testing.TB, in agentbin.Install, brain modelserver.Brain, retries string) (Rig, *responses.Server) {
+	t.Helper()
+	bin := agentbin.PathOf(t, in, agentbin.Codex)
 	srv := responses.New(t, brain)
 	home := t.TempDir()
 	if err := codexHome(home, srv, retries); err != nil {
@@ -96,7 +102,13 @@ func codexEnv(home string) []string {
 // CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC stops everything else.
 func Claude(t testing.TB, brain modelserver.Brain, retries int) (Rig, *anthropic.Server) {
 	t.Helper()
-	bin := agentbin.Path(t, agentbin.Claude)
+	return ClaudeAt(t, agentbin.Newest, brain, retries)
+}
+
+// ClaudeAt is Claude with the CLI of the install.
+func ClaudeAt(t testing.TB, in agentbin.Install, brain modelserver.Brain, retries int) (Rig, *anthropic.Server) {
+	t.Helper()
+	bin := agentbin.PathOf(t, in, agentbin.Claude)
 	srv := anthropic.New(t, brain)
 	return Rig{Bin: bin, Env: Isolated(t, claudeEnv(srv, retries)...)}, srv
 }
@@ -118,7 +130,13 @@ func claudeEnv(srv *anthropic.Server, retries int) []string {
 // updates, so only the model server is reached.
 func Gemini(t testing.TB, brain modelserver.Brain, attempts int) (Rig, *gemini.Server) {
 	t.Helper()
-	bin := agentbin.Path(t, agentbin.Gemini)
+	return GeminiAt(t, agentbin.Newest, brain, attempts)
+}
+
+// GeminiAt is Gemini with the CLI of the install.
+func GeminiAt(t testing.TB, in agentbin.Install, brain modelserver.Brain, attempts int) (Rig, *gemini.Server) {
+	t.Helper()
+	bin := agentbin.PathOf(t, in, agentbin.Gemini)
 	srv := gemini.New(t, brain)
 	home := t.TempDir()
 	if err := geminiHome(home, attempts); err != nil {
@@ -155,6 +173,8 @@ func geminiEnv(home string, srv *gemini.Server) []string {
 type Agent struct {
 	// ID and Name are the provider's in Conch; Kind is the CLI's command.
 	ID, Name, Kind string
+	// Install is which of its versions runs (see agentbin).
+	Install agentbin.Install
 	// Model is the model to configure ("" leaves the CLI's).
 	Model string
 	// Start sets the CLI up against a server answering with brain, and
@@ -178,12 +198,17 @@ func call(id, name string, args any) modelserver.Call {
 	return modelserver.Call{ID: id, Name: name, Args: b}
 }
 
-// Agents are the three CLIs, each with its retries turned off.
-var Agents = []Agent{
-	{
-		ID: "claude", Name: "Claude Code", Kind: agentbin.Claude,
+// Agents are the three CLIs at their newest, each with its retries
+// turned off.
+var Agents = AgentsAt(agentbin.Newest)
+
+// AgentsAt are the three CLIs of the install, each with its retries
+// turned off.
+func AgentsAt(in agentbin.Install) []Agent {
+	return []Agent{{
+		ID: "claude", Name: "Claude Code", Kind: agentbin.Claude, Install: in,
 		Start: func(t testing.TB, brain modelserver.Brain) (Rig, func() int) {
-			rig, srv := Claude(t, brain, 0)
+			rig, srv := ClaudeAt(t, in, brain, 0)
 			return rig, func() int { return len(srv.Turns()) }
 		},
 		Write: func(name, text string) modelserver.Call {
@@ -199,11 +224,10 @@ var Agents = []Agent{
 		Conch: func(name string, args any) []modelserver.Call {
 			return []modelserver.Call{call("toolu_c", "mcp__conch__"+name, args)}
 		},
-	},
-	{
-		ID: "codex", Name: "Codex", Kind: agentbin.Codex,
+	}, {
+		ID: "codex", Name: "Codex", Kind: agentbin.Codex, Install: in,
 		Start: func(t testing.TB, brain modelserver.Brain) (Rig, func() int) {
-			rig, srv := Codex(t, brain, "")
+			rig, srv := CodexAt(t, in, brain, "")
 			return rig, func() int { return len(srv.Turns()) }
 		},
 		Write: func(name, text string) modelserver.Call {
@@ -217,11 +241,10 @@ var Agents = []Agent{
 		Conch: func(name string, args any) []modelserver.Call {
 			return []modelserver.Call{responses.Search("call_find", strings.ReplaceAll(name, "_", " ")), call("call_c", "mcp__conch__"+name, args)}
 		},
-	},
-	{
-		ID: "gemini", Name: "Gemini CLI", Kind: agentbin.Gemini, Model: "gemini-2.5-flash",
+	}, {
+		ID: "gemini", Name: "Gemini CLI", Kind: agentbin.Gemini, Model: "gemini-2.5-flash", Install: in,
 		Start: func(t testing.TB, brain modelserver.Brain) (Rig, func() int) {
-			rig, srv := Gemini(t, brain, 1)
+			rig, srv := GeminiAt(t, in, brain, 1)
 			return rig, func() int { return len(srv.Turns()) }
 		},
 		Write: func(name, text string) modelserver.Call {
@@ -237,7 +260,7 @@ var Agents = []Agent{
 		Conch: func(name string, args any) []modelserver.Call {
 			return []modelserver.Call{call("c_c", "mcp_conch_"+name, args)}
 		},
-	},
+	}}
 }
 
 // Servers are the three scripted model servers of a program (the browser
