@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"conch/backend/internal/agentbin"
 	"conch/backend/internal/agentrig"
 	"conch/backend/internal/modelserver"
 	"conch/backend/provider"
@@ -79,11 +80,21 @@ func (r *cliRig) lastResults() []modelserver.Message {
 // declinedWords are what each CLI tells its model of a declined step.
 var declinedWords = map[string]string{"claude": declined, "codex": "rejected by user", "gemini": "canceled by the user"}
 
+// atBothEnds are the CLIs at the newest version Conch was tested with
+// and at the oldest it works with.
+func atBothEnds() []agentrig.Agent {
+	var out []agentrig.Agent
+	for _, in := range agentbin.Installs {
+		out = append(out, agentrig.AgentsAt(in)...)
+	}
+	return out
+}
+
 func TestEachCLIAsksAndTheAnswerHolds(t *testing.T) {
 	t.Parallel()
-	for _, a := range agentrig.Agents {
+	for _, a := range atBothEnds() {
 		for _, allow := range []bool{true, false} {
-			t.Run(a.ID+"/"+map[bool]string{true: "allowed", false: "declined"}[allow], func(t *testing.T) {
+			t.Run(string(a.Install)+"/"+a.ID+"/"+map[bool]string{true: "allowed", false: "declined"}[allow], func(t *testing.T) {
 				t.Parallel()
 				r := newAgentRig(t, a, afterResults(calls(a.Run("echo hi > made.txt")), modelserver.Reply{Text: "Finished."}))
 				gate := &asks{answer: func(provider.Action) bool { return allow }}
@@ -173,8 +184,8 @@ func TestEachCLIShowsTheEditItAsksAbout(t *testing.T) {
 // starts in a session of its own, and nothing is left.
 func TestEachCLIStopEndsTheWholeTree(t *testing.T) {
 	t.Parallel()
-	for _, a := range agentrig.Agents {
-		t.Run(a.ID, func(t *testing.T) {
+	for _, a := range atBothEnds() {
+		t.Run(string(a.Install)+"/"+a.ID, func(t *testing.T) {
 			t.Parallel()
 			// Claude Code refuses a bare sleep.
 			r := newAgentRig(t, a, afterResults(calls(a.Run("echo started; sleep 300; echo finished")), modelserver.Reply{Text: "slept"}))
@@ -233,6 +244,34 @@ func TestEachCLICallsConchsTools(t *testing.T) {
 			}
 			if res := r.lastResults(); len(res) != len(script) || !strings.Contains(res[len(res)-1].Text, "Task t-1 started.") {
 				t.Errorf("the model saw %+v", res)
+			}
+		})
+	}
+}
+
+// Each CLI says its version; from the oldest Conch works with it is
+// ready, and one older than the floor is not, saying how to update it.
+func TestEachCLIIsReadyFromItsOldestVersion(t *testing.T) {
+	t.Parallel()
+	floors := map[string]cliFloor{"claude": claudeFloor, "codex": codexFloor, "gemini": geminiFloor}
+	for _, a := range atBothEnds() {
+		t.Run(string(a.Install)+"/"+a.ID, func(t *testing.T) {
+			t.Parallel()
+			f := floors[a.ID]
+			r := newAgentRig(t, a, afterResults(modelserver.Reply{Text: "hi"}))
+			info := New(a.Kind, r.cfg).Info(context.Background())
+			if !info.Ready || info.Reason != "" || info.Version == "" {
+				t.Fatalf("%+v", info)
+			}
+			if old := info.Version == f.oldest; old != (a.Install == agentbin.Oldest) || versionLess(info.Version, f.oldest) {
+				t.Errorf("version %s; the oldest Conch works with is %s", info.Version, f.oldest)
+			}
+			cfg := r.cfg
+			cfg.Oldest = "99.0.0"
+			info = New(a.Kind, cfg).Info(context.Background())
+			want := f.product + " " + info.Version + " is older than 99.0.0, the oldest Conch works with; update it: npm install -g " + f.pkg
+			if info.Ready || info.Reason != want {
+				t.Errorf("below the floor: %+v, want the reason %q", info, want)
 			}
 		})
 	}

@@ -154,6 +154,7 @@ type claudeHandler struct {
 	srv *askServer // serves the CLI's questions and Conch's tools; nil when neither
 
 	lastID   string                 // the message the last text came from
+	streamID string                 // the message being streamed, from its message_start
 	wrote    bool                   // some text was sent
 	streamed map[string]bool        // messages whose text came as partial messages
 	uses     map[string]claudeBlock // tool uses waiting for their results, by id
@@ -189,7 +190,10 @@ type claudeLine struct {
 	} `json:"rate_limit_info"`
 	// A stream_event's: one event of the model's streamed answer.
 	Event struct {
-		Type         string `json:"type"`
+		Type    string `json:"type"`
+		Message struct {
+			ID string `json:"id"`
+		} `json:"message"` // a message_start's
 		ContentBlock struct {
 			Type string `json:"type"`
 		} `json:"content_block"`
@@ -246,17 +250,23 @@ func (h *claudeHandler) line(raw []byte) error {
 		if sub {
 			break
 		}
+		// Claude Code 2.1.197 names the message only in its
+		// message_start; later ones give every event its api_message_id.
+		if l.Event.Type == "message_start" {
+			h.streamID = l.Event.Message.ID
+		}
+		id := orDefault(l.APIMessageID, h.streamID)
 		switch l.Event.Type {
 		case "content_block_start":
-			if l.Event.ContentBlock.Type == "text" && h.wrote && l.APIMessageID != h.lastID {
+			if l.Event.ContentBlock.Type == "text" && h.wrote && id != h.lastID {
 				// The messages of one reply do not run together.
 				h.e.text("\n\n")
-				h.lastID = l.APIMessageID
+				h.lastID = id
 			}
 		case "content_block_delta":
 			if l.Event.Delta.Type == "text_delta" && l.Event.Delta.Text != "" {
-				h.streamed[l.APIMessageID] = true
-				h.lastID, h.wrote = l.APIMessageID, true
+				h.streamed[id] = true
+				h.lastID, h.wrote = id, true
 				h.e.text(l.Event.Delta.Text)
 			}
 		}
@@ -334,7 +344,7 @@ func (h *claudeHandler) results(l claudeLine) {
 		}
 		a := claudeAction(use.Name, use.Input, h.cwd)
 		switch {
-		case rejected[b.ToolUseID]:
+		case rejected[b.ToolUseID] || h.srv.wasRefused(b.ToolUseID):
 			h.e.step(declinedStep(a.Detail))
 		case b.IsError:
 			h.e.emit(provider.Event{Kind: provider.StepEvent, Text: claudeStep(use.Name, use.Input, h.cwd) + " (failed)", Action: &a})

@@ -11,9 +11,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"conch/backend/internal/agentbin"
 	"conch/backend/internal/agentrig"
 	"conch/backend/internal/modelserver"
 	"conch/backend/internal/modelserver/anthropic"
@@ -21,10 +23,10 @@ import (
 	"conch/backend/task"
 )
 
-func newClaudeRig(t *testing.T, brain modelserver.Brain, retries int) *cliRig {
+func newClaudeRig(t *testing.T, in agentbin.Install, brain modelserver.Brain, retries int) *cliRig {
 	t.Helper()
 	r := newRig(t, "claude")
-	rig, _ := agentrig.Claude(t, r.record(brain), retries)
+	rig, _ := agentrig.ClaudeAt(t, in, r.record(brain), retries)
 	r.cfg = Config{ID: "claude-1", Binary: rig.Bin, Env: rig.Env}
 	return r
 }
@@ -39,7 +41,7 @@ func use(id, name string, args any) modelserver.Call {
 // step shows once it has run, and the reply streams as it comes.
 func TestClaudeInAutoWritesAFile(t *testing.T) {
 	t.Parallel()
-	r := newClaudeRig(t, afterResults(
+	r := newClaudeRig(t, agentbin.Newest, afterResults(
 		calls(use("toolu_w", "Write", map[string]string{"file_path": "hello.txt", "content": "hello from claude\n"})),
 		modelserver.Reply{Text: "I wrote hello.txt for you, as you asked."},
 	), 0)
@@ -71,24 +73,64 @@ func TestClaudeInAutoWritesAFile(t *testing.T) {
 }
 
 // A 429 the CLI's own retries do not get past is a limit; each retry
-// shows while the person waits.
+// shows while the person waits, at the newest Claude Code and the oldest.
 func TestClaudeRateLimitIsALimit(t *testing.T) {
 	t.Parallel()
-	r := newClaudeRig(t, func(modelserver.Turn) modelserver.Reply { return anthropic.RateLimit("1") }, 1)
-	evs := collectFor(t, time.Minute, r.stream(t, context.Background(), provider.Request{Mode: task.Auto, Ask: (&asks{}).ask}))
-	err := lastErr(t, evs)
-	if !errors.Is(err, provider.ErrLimit) || !strings.Contains(err.Error(), "per-minute rate limit") {
-		t.Errorf("error %v, want a limit", err)
+	for _, in := range agentbin.Installs {
+		t.Run(string(in), func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			n := 0
+			r := newClaudeRig(t, in, func(modelserver.Turn) modelserver.Reply {
+				mu.Lock()
+				n++
+				mu.Unlock()
+				return anthropic.RateLimitSaying("This request would exceed the rate limit for your organization of 50 requests per minute.", "2")
+			}, 2)
+			evs := collectFor(t, time.Minute, r.stream(t, context.Background(), provider.Request{Mode: task.Auto, Ask: (&asks{}).ask}))
+			err := lastErr(t, evs)
+			if !errors.Is(err, provider.ErrLimit) || !strings.Contains(err.Error(), "50 requests per minute") {
+				t.Errorf("error %v, want a limit", err)
+			}
+			reply, _, notices := texts(evs)
+			want := []string{"Claude Code is retrying after a rate limit (1 of 2)", "Claude Code is retrying after a rate limit (2 of 2)"}
+			mu.Lock()
+			defer mu.Unlock()
+			if !slices.Equal(notices, want) || reply != "" || n != 3 {
+				t.Errorf("notices %q, reply %q after %d calls", notices, reply, n)
+			}
+		})
 	}
-	reply, _, notices := texts(evs)
-	if !slices.Equal(notices, []string{"Claude Code is retrying after a rate limit (1 of 1)"}) || reply != "" {
-		t.Errorf("notices %q, reply %q", notices, reply)
+}
+
+// In plan a command is refused, and shows as declined, not as run: the
+// newest Claude Code refuses it itself and says so in tool_result_meta;
+// the oldest asks Conch, whose gate refuses, and marks the result only as
+// an error.
+func TestClaudePlanRefusalShowsAsDeclined(t *testing.T) {
+	t.Parallel()
+	for _, in := range agentbin.Installs {
+		t.Run(string(in), func(t *testing.T) {
+			t.Parallel()
+			r := newClaudeRig(t, in, afterResults(calls(use("toolu_r", "Bash", map[string]string{"command": "echo hi > hello.txt", "description": "run it"})),
+				modelserver.Reply{Text: "I would write hello.txt."}), 0)
+			gate := &asks{answer: func(provider.Action) bool { return false }}
+			evs := collectFor(t, time.Minute, r.stream(t, context.Background(), provider.Request{Mode: task.Plan, Ask: gate.ask}))
+			reply, steps, _ := texts(evs)
+			want := []string{"Declined: run `echo hi > hello.txt` in " + tilde(r.cwd)}
+			if !slices.Equal(steps, want) || reply != "I would write hello.txt." {
+				t.Errorf("steps %q, want %q; reply %q", steps, want, reply)
+			}
+			if _, err := os.Stat(filepath.Join(r.cwd, "hello.txt")); err == nil {
+				t.Errorf("hello.txt was written in plan mode")
+			}
+		})
 	}
 }
 
 func TestClaudeReadyWithAKeyAndNotWithout(t *testing.T) {
 	t.Parallel()
-	r := newClaudeRig(t, afterResults(modelserver.Reply{Text: "hi"}), 0)
+	r := newClaudeRig(t, agentbin.Newest, afterResults(modelserver.Reply{Text: "hi"}), 0)
 	if info := NewClaude(r.cfg).Info(context.Background()); !info.Ready || info.Reason != "" || !info.CanAsk {
 		t.Errorf("with a key: %+v", info)
 	}

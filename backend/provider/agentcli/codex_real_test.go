@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"conch/backend/internal/agentbin"
 	"conch/backend/internal/agentrig"
 	"conch/backend/internal/modelserver"
 	"conch/backend/internal/modelserver/responses"
@@ -19,10 +20,10 @@ import (
 	"conch/backend/task"
 )
 
-func newCodexRig(t *testing.T, brain modelserver.Brain, retries string) *cliRig {
+func newCodexRig(t *testing.T, in agentbin.Install, brain modelserver.Brain, retries string) *cliRig {
 	t.Helper()
 	r := newRig(t, "codex")
-	rig, _ := agentrig.Codex(t, r.record(brain), retries)
+	rig, _ := agentrig.CodexAt(t, in, r.record(brain), retries)
 	r.cfg = Config{ID: "codex-1", Binary: rig.Bin, Env: rig.Env}
 	return r
 }
@@ -41,7 +42,7 @@ func calls(c ...modelserver.Call) modelserver.Reply { return modelserver.Reply{C
 
 func TestCodexInAutoWritesAFile(t *testing.T) {
 	t.Parallel()
-	r := newCodexRig(t, afterResults(
+	r := newCodexRig(t, agentbin.Newest, afterResults(
 		calls(responses.Patch("call_p", "*** Begin Patch\n*** Add File: hello.txt\n+hello from codex\n*** End Patch\n")),
 		modelserver.Reply{Text: "I wrote hello.txt."},
 	), "")
@@ -66,24 +67,39 @@ func TestCodexInAutoWritesAFile(t *testing.T) {
 }
 
 // A per-minute 429 that outlasts codex's retries is a limit, so the task
-// moves to its fallback; each retry shows while the person waits.
+// moves to its fallback, at the newest Codex and the oldest; each retry
+// shows while the person waits.
 func TestCodexRateLimitIsALimit(t *testing.T) {
 	t.Parallel()
-	r := newCodexRig(t, func(modelserver.Turn) modelserver.Reply { return responses.RateLimit("gpt-5.5", 1) },
-		"request_max_retries = 0\nstream_max_retries = 1\n")
-	evs := collectFor(t, time.Minute, r.stream(t, context.Background(), provider.Request{Mode: task.Auto, Ask: (&asks{}).ask}))
-	err := lastErr(t, evs)
-	if !errors.Is(err, provider.ErrLimit) || !strings.Contains(err.Error(), "last status: 429") {
-		t.Errorf("error %v, want a limit", err)
-	}
-	if _, _, notices := texts(evs); !slices.Equal(notices, []string{"Codex is retrying after a rate limit (1 of 1)"}) {
-		t.Errorf("notices %q", notices)
+	for _, in := range agentbin.Installs {
+		t.Run(string(in), func(t *testing.T) {
+			t.Parallel()
+			r := newCodexRig(t, in, func(modelserver.Turn) modelserver.Reply { return responses.RateLimit("gpt-5.5", 1) },
+				"request_max_retries = 0\nstream_max_retries = 1\n")
+			evs := collectFor(t, time.Minute, r.stream(t, context.Background(), provider.Request{Mode: task.Auto, Ask: (&asks{}).ask}))
+			err := lastErr(t, evs)
+			if !errors.Is(err, provider.ErrLimit) || !strings.Contains(err.Error(), "last status: 429") {
+				t.Errorf("error %v, want a limit", err)
+			}
+			// Codex before 0.161 does not retry this 429 (one request);
+			// every retry a CLI makes shows.
+			want := []string{"Codex is retrying after a rate limit (1 of 1)"}
+			r.mu.Lock()
+			requests := len(r.turns)
+			r.mu.Unlock()
+			if requests == 1 && in == agentbin.Oldest {
+				want = nil
+			}
+			if _, _, notices := texts(evs); !slices.Equal(notices, want) || requests != len(want)+1 {
+				t.Errorf("notices %q after %d requests", notices, requests)
+			}
+		})
 	}
 }
 
 func TestCodexQuotaIsALimit(t *testing.T) {
 	t.Parallel()
-	r := newCodexRig(t, func(modelserver.Turn) modelserver.Reply { return responses.Quota() }, "")
+	r := newCodexRig(t, agentbin.Newest, func(modelserver.Turn) modelserver.Reply { return responses.Quota() }, "")
 	err := lastErr(t, collectFor(t, time.Minute, r.stream(t, context.Background(), provider.Request{Mode: task.Auto})))
 	if !errors.Is(err, provider.ErrLimit) || !strings.Contains(err.Error(), "Quota exceeded") {
 		t.Errorf("error %v, want the quota limit", err)
@@ -94,7 +110,7 @@ func TestCodexQuotaIsALimit(t *testing.T) {
 // would say "Not logged in" for this setup.
 func TestCodexReadyWithAKeyAndNotWithout(t *testing.T) {
 	t.Parallel()
-	r := newCodexRig(t, afterResults(modelserver.Reply{Text: "hi"}), "")
+	r := newCodexRig(t, agentbin.Newest, afterResults(modelserver.Reply{Text: "hi"}), "")
 	info := NewCodex(r.cfg).Info(context.Background())
 	if !info.Ready || info.Reason != "" || !info.CanAsk || info.Models.Default != "gpt-5.5" || !slices.Equal(info.Models.List, []string{"gpt-5.5"}) {
 		t.Errorf("with a key: %+v", info)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"conch/backend/internal/agentbin"
 	"conch/backend/internal/agentrig"
 	"conch/backend/internal/modelserver"
 	"conch/backend/internal/modelserver/gemini"
@@ -19,10 +20,10 @@ import (
 	"conch/backend/task"
 )
 
-func newGeminiRig(t *testing.T, brain modelserver.Brain, attempts int) *cliRig {
+func newGeminiRig(t *testing.T, in agentbin.Install, brain modelserver.Brain, attempts int) *cliRig {
 	t.Helper()
 	r := newRig(t, "gemini")
-	rig, _ := agentrig.Gemini(t, r.record(brain), attempts)
+	rig, _ := agentrig.GeminiAt(t, in, r.record(brain), attempts)
 	r.cfg = Config{ID: "gemini-1", Binary: rig.Bin, Env: rig.Env, Model: "gemini-2.5-flash"}
 	return r
 }
@@ -32,7 +33,7 @@ func newGeminiRig(t *testing.T, brain modelserver.Brain, attempts int) *cliRig {
 // messages of the reply do not run together.
 func TestGeminiInAutoWritesAFile(t *testing.T) {
 	t.Parallel()
-	r := newGeminiRig(t, afterResults(
+	r := newGeminiRig(t, agentbin.Newest, afterResults(
 		modelserver.Reply{Text: "Writing it first.", Calls: []modelserver.Call{use("c1", "write_file", map[string]string{"file_path": "hello.txt", "content": "hello from gemini\n"})}},
 		modelserver.Reply{Text: "All done."},
 	), 1)
@@ -66,7 +67,7 @@ func TestGeminiQuotasAreLimits(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			r := newGeminiRig(t, func(modelserver.Turn) modelserver.Reply { return c.reply }, 1)
+			r := newGeminiRig(t, agentbin.Newest, func(modelserver.Turn) modelserver.Reply { return c.reply }, 1)
 			err := lastErr(t, collectFor(t, time.Minute, r.stream(t, context.Background(), provider.Request{Mode: task.Auto, Ask: (&asks{}).ask})))
 			if !errors.Is(err, provider.ErrLimit) || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error %v, want a limit saying %q", err, c.want)
@@ -79,12 +80,17 @@ func TestGeminiQuotasAreLimits(t *testing.T) {
 // stderr and shows each retry.
 func TestGeminiRetriesShow(t *testing.T) {
 	t.Parallel()
-	r := newGeminiRig(t, func(modelserver.Turn) modelserver.Reply { return gemini.PerMinuteLimit("gemini-2.5-flash", "1s") }, 2)
-	evs := collectFor(t, time.Minute, r.stream(t, context.Background(), provider.Request{Mode: task.Auto, Ask: (&asks{}).ask}))
-	if err := lastErr(t, evs); !errors.Is(err, provider.ErrLimit) {
-		t.Errorf("error %v, want a limit", err)
-	}
-	if _, _, notices := texts(evs); !slices.Equal(notices, []string{"Gemini CLI is retrying after a rate limit (1 of 1)"}) {
-		t.Errorf("notices %q", notices)
+	for _, in := range agentbin.Installs {
+		t.Run(string(in), func(t *testing.T) {
+			t.Parallel()
+			r := newGeminiRig(t, in, func(modelserver.Turn) modelserver.Reply { return gemini.PerMinuteLimit("gemini-2.5-flash", "1s") }, 2)
+			evs := collectFor(t, time.Minute, r.stream(t, context.Background(), provider.Request{Mode: task.Auto, Ask: (&asks{}).ask}))
+			if err := lastErr(t, evs); !errors.Is(err, provider.ErrLimit) {
+				t.Errorf("error %v, want a limit", err)
+			}
+			if _, _, notices := texts(evs); !slices.Equal(notices, []string{"Gemini CLI is retrying after a rate limit (1 of 1)"}) {
+				t.Errorf("notices %q", notices)
+			}
+		})
 	}
 }

@@ -113,6 +113,10 @@ type askServer struct {
 
 	mu    sync.Mutex
 	calls map[string]*pendingCall // approve calls in flight, by idKey
+	// refused are the tool uses (by tool_use_id) this server answered
+	// deny: Claude Code 2.1.197 (before tool_result_meta) marks a refused tool's result
+	// only as an error, like one that ran and failed.
+	refused map[string]bool
 
 	closeOnce sync.Once
 }
@@ -132,15 +136,16 @@ func startAskServer(ctx context.Context, o serveOpts) (*askServer, error) {
 		return nil, fmt.Errorf("listen on loopback: %w", err)
 	}
 	s := &askServer{
-		ask:    o.Ask,
-		tools:  o.Tools,
-		run:    o.Call,
-		cwd:    o.Cwd,
-		beat:   o.Beat,
-		path:   "/mcp/" + hex.EncodeToString(token),
-		addr:   ln.Addr().String(),
-		served: make(chan struct{}),
-		calls:  map[string]*pendingCall{},
+		ask:     o.Ask,
+		tools:   o.Tools,
+		run:     o.Call,
+		cwd:     o.Cwd,
+		beat:    o.Beat,
+		path:    "/mcp/" + hex.EncodeToString(token),
+		addr:    ln.Addr().String(),
+		served:  make(chan struct{}),
+		calls:   map[string]*pendingCall{},
+		refused: map[string]bool{},
 	}
 	s.url = "http://" + s.addr + s.path
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -507,13 +512,18 @@ func (s *askServer) approve(ctx context.Context, m rpcMessage) (any, *rpcError) 
 	var p struct {
 		Name      string `json:"name"`
 		Arguments struct {
-			ToolName string          `json:"tool_name"`
-			Input    json.RawMessage `json:"input"`
+			ToolName  string          `json:"tool_name"`
+			Input     json.RawMessage `json:"input"`
+			ToolUseID string          `json:"tool_use_id"`
 		} `json:"arguments"`
+		Meta struct {
+			ToolUseID string `json:"claudecode/toolUseId"`
+		} `json:"_meta"`
 	}
 	if err := json.Unmarshal(m.Params, &p); err != nil {
 		return nil, &rpcError{Code: rpcInvalidParams, Message: "tools/call takes name and arguments"}
 	}
+	useID := orDefault(p.Arguments.ToolUseID, p.Meta.ToolUseID)
 	if p.Name != "approve" {
 		return nil, &rpcError{Code: rpcInvalidParams, Message: "unknown tool: " + p.Name}
 	}
@@ -532,6 +542,9 @@ func (s *askServer) approve(ctx context.Context, m rpcMessage) (any, *rpcError) 
 
 	allowed, err := s.ask(actx, claudeAction(p.Arguments.ToolName, input, s.cwd))
 	var answer any
+	if actx.Err() == nil && (err != nil || !allowed) {
+		s.refuse(useID)
+	}
 	switch {
 	case actx.Err() != nil:
 		return nil, &rpcError{Code: rpcCancelled, Message: "request cancelled"}
@@ -550,6 +563,27 @@ func (s *askServer) approve(ctx context.Context, m rpcMessage) (any, *rpcError) 
 		return nil, &rpcError{Code: rpcInvalidParams, Message: "bad input: " + merr.Error()}
 	}
 	return map[string]any{"content": []any{map[string]any{"type": "text", "text": string(text)}}}, nil
+}
+
+// refuse records that the tool use id was answered deny.
+func (s *askServer) refuse(id string) {
+	if id == "" {
+		return
+	}
+	s.mu.Lock()
+	s.refused[id] = true
+	s.mu.Unlock()
+}
+
+// wasRefused reports whether this server answered deny to the tool use
+// id; the answer reaches the CLI before the tool's result comes out of it.
+func (s *askServer) wasRefused(id string) bool {
+	if s == nil || id == "" {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refused[id]
 }
 
 // callTool runs one of Conch's tools for the CLI: the result is its text,

@@ -380,7 +380,14 @@ func ErrorBody(typ, msg string) map[string]any {
 // RateLimit is a Reply that answers 429 rate_limit_error with a
 // retry-after of retryAfter seconds (none when empty).
 func RateLimit(retryAfter string) modelserver.Reply {
-	b, _ := json.Marshal(ErrorBody("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"))
+	return RateLimitSaying("Number of request tokens has exceeded your per-minute rate limit", retryAfter)
+}
+
+// RateLimitSaying is RateLimit with the error's message, e.g. "This
+// request would exceed the rate limit for your organization of 50
+// requests per minute."
+func RateLimitSaying(message, retryAfter string) modelserver.Reply {
+	b, _ := json.Marshal(ErrorBody("rate_limit_error", message))
 	r := modelserver.Reply{Status: http.StatusTooManyRequests, Body: string(b), Headers: map[string]string{}}
 	if retryAfter != "" {
 		r.Headers["retry-after"] = retryAfter
