@@ -11,8 +11,10 @@ import (
 
 	"conch/backend/chat"
 	"conch/backend/conversation"
+	"conch/backend/internal/agentbin"
 	"conch/backend/internal/agentrig"
 	"conch/backend/internal/modelserver"
+	"conch/backend/internal/modelserver/anthropic"
 	"conch/backend/provider"
 	"conch/backend/provider/agentcli"
 	"conch/backend/task"
@@ -111,6 +113,34 @@ func TestAnAgentsEditQuestionShowsTheChange(t *testing.T) {
 				if m.Kind == conversation.AskKind && (m.Ask.Change == nil || m.Ask.Change.After != ch.After) {
 					t.Errorf("the answered question keeps no change: %+v", m.Ask)
 				}
+			}
+		})
+	}
+}
+
+// While Claude Code retries a rate limit the chat says so, each retry as
+// a step, before the limit that ends the turn, at the newest Claude Code
+// and the oldest Conch works with.
+func TestClaudeCodesRetriesShowInTheChat(t *testing.T) {
+	for _, in := range agentbin.Installs {
+		t.Run(string(in), func(t *testing.T) {
+			t.Parallel()
+			a := agentrig.AgentsAt(in)[0]
+			a.Start = func(t testing.TB, brain modelserver.Brain) (agentrig.Rig, func() int) {
+				rig, srv := agentrig.ClaudeAt(t, in, brain, 2)
+				return rig, func() int { return len(srv.Turns()) }
+			}
+			limit := anthropic.RateLimitSaying("This request would exceed the rate limit for your organization of 50 requests per minute.", "2")
+			e, c := agentChat(t, a, task.Auto, limit)
+			if _, err := e.m.Send(c.ID, "hello"); err != nil {
+				t.Fatal(err)
+			}
+			e.idle(t, c.ID)
+			ms := e.messages(t, c.ID)
+			want := []string{"Claude Code is retrying after a rate limit (1 of 2)", "Claude Code is retrying after a rate limit (2 of 2)"}
+			last := ms[len(ms)-1]
+			if !slices.Equal(steps(ms), want) || last.Kind != conversation.Notice || last.Limit == nil || !strings.Contains(last.Text, "50 requests per minute") {
+				t.Errorf("steps %q, want %q; last %+v\n%s", steps(ms), want, last, e.transcript(t, c.ID))
 			}
 		})
 	}
