@@ -118,7 +118,7 @@ func openApp(ctx context.Context, home string, served bool) (*App, error) {
 	_ = a.prune.Start(ctx)
 	a.svc = service.New(service.Config{Tasks: a.tasks, Logs: logs, Chats: a.chats, Handoff: h, Opens: &a.opens,
 		Providers: providers, Fallbacks: chatTasks, Prefs: st, Health: health,
-		Backup: &backup.Source{Store: st, Home: home}})
+		Backup: &backup.Source{Store: st, Home: home}, UserHome: userHome})
 	return a, nil
 }
 

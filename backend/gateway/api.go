@@ -36,6 +36,7 @@ func (g *Gateway) routes() {
 	g.mux.HandleFunc("/api/providers", g.providers)
 	g.mux.HandleFunc("/api/providers/", g.providerByID)
 	g.mux.HandleFunc("/api/found", g.found)
+	g.mux.HandleFunc("/api/about", g.about)
 	g.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errcode.NotFound, "No such API route: "+r.URL.Path)
 	})
@@ -133,6 +134,17 @@ func (g *Gateway) approvals(w http.ResponseWriter, r *http.Request) {
 	}
 	a, err := g.api.Approvals()
 	reply(w, http.StatusOK, map[string]any{"approvals": a}, err)
+}
+
+// about says what the page needs to know of the computer Conch runs on
+// (the person's home folder, which it writes as ~).
+func (g *Gateway) about(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		methodNotAllowed(w, "GET")
+		return
+	}
+	a, err := g.api.About()
+	reply(w, http.StatusOK, a, err)
 }
 
 func (g *Gateway) doctor(w http.ResponseWriter, r *http.Request) {

@@ -68,7 +68,7 @@ func setupSeeded(t testing.TB, bash string, seed func(st *store.Bolt)) *env {
 	}
 	srv := httptest.NewUnstartedServer(nil)
 	gw, err := gateway.New(gateway.Config{
-		API: service.New(service.Config{Tasks: runner, Logs: logs, Prefs: st}), Bus: bus, Token: token,
+		API: service.New(service.Config{Tasks: runner, Logs: logs, Prefs: st, UserHome: dir}), Bus: bus, Token: token,
 		Assets: fstest.MapFS{"index.html": {Data: []byte("<!doctype html><title>Conch</title>")}},
 	}, srv.Listener.Addr().String())
 	if err != nil {

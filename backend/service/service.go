@@ -58,6 +58,7 @@ type API interface {
 	DeleteProvider(id string) error
 	SaveBackup(withOutput bool) (BackupSaved, error)
 	TakeOpen() (string, error)
+	About() (About, error)
 }
 
 var _ API = (*Service)(nil)
@@ -97,6 +98,9 @@ type Config struct {
 	Open func(dir string) error
 	// Opens is the last task a notification asked to show (TakeOpen).
 	Opens *Opens
+	// UserHome is the person's home folder (About), where tasks and chats
+	// run when given no folder.
+	UserHome string
 }
 
 // Service holds every operation the surfaces offer. Its exported methods

@@ -89,6 +89,7 @@ var records = []struct {
 	{service.ConversationQuery{}, "ConversationQuery"},
 	{service.ProviderList{}, "ProviderList"},
 	{service.BackupSaved{}, "BackupSaved"},
+	{service.About{}, "About"},
 	{doctor.Report{}, "DoctorReport"},
 	{doctor.Check{}, "DoctorCheck"},
 	{pref.Preferences{}, "Preferences"},

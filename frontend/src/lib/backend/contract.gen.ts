@@ -594,6 +594,15 @@ export interface BackupSaved {
   tar: boolean;
 }
 
+/** About is what the surfaces need to know of the computer Conch runs on. */
+export interface About {
+  /**
+   * UserHome is the person's home folder, where a task or chat runs when
+   * given no folder; the surfaces write a folder under it as ~/….
+   */
+  userHome: string;
+}
+
 /** Report is every check, in a fixed order. */
 export interface DoctorReport {
   checks: DoctorCheck[];
@@ -966,6 +975,7 @@ export interface ErrorDetail {
 
 /** The window's bindings, window.go.service.Service: API is every operation the surfaces offer, one to one with the frontend's Backend (frontend/src/lib/backend/backend.ts; its bindings are generated from this interface). *Service implements it. */
 export interface Bindings {
+  About(): Promise<About>;
   AnswerAsk(id: string, askID: string, allow: boolean): Promise<Conversation>;
   AnswerTask(id: string, askID: string, allow: boolean): Promise<Task>;
   Approvals(): Promise<Approval[]>;
