@@ -481,8 +481,15 @@ async function main() {
   if (!existsSync(bin)) throw new Error(`no server binary at ${bin}; build it with \`go build -o build/bin/conch .\` at the repo root, or set CONCH_BIN`);
   if (!existsSync(chromiumPath)) throw new Error(`no Chromium at ${chromiumPath}; install Debian's chromium package (apt-get install chromium)`);
 
-  const home = temp('conch-e2e-home-');
-  const url = await startServer(home, '127.0.0.1:0');
+  // The server's person has a home of their own (HOME), with Conch's home
+  // in it as by default (~/.conch) and a project beside it: folders under
+  // it read ~/… on every surface.
+  const userHome = temp('conch-e2e-user-');
+  const home = join(userHome, '.conch');
+  const project = join(userHome, 'projects', 'site');
+  mkdirSync(project, { recursive: true });
+  const serverEnv = { HOME: userHome };
+  const url = await startServer(home, '127.0.0.1:0', serverEnv);
   const origin = new URL(url).origin;
   let token = tokenOf(url);
   console.log(`server ${origin} (home ${home})`);
@@ -770,7 +777,7 @@ async function main() {
       const banner = page.getByRole('alert').filter({ hasText: "Can't reach Conch" });
       await banner.waitFor({ timeout: stepTimeout });
       await shoot(page, 'offline');
-      await startServer(home, `127.0.0.1:${port}`);
+      await startServer(home, `127.0.0.1:${port}`, serverEnv);
       const res = await fetch(`${origin}/api/tasks`, {
         method: 'POST',
         headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
@@ -787,7 +794,7 @@ async function main() {
       stopServer();
       await until('the server to stop', async () => s?.exitCode !== null || s?.signalCode !== null);
       rmSync(join(home, 'gateway-token'));
-      const fresh = await startServer(home, `127.0.0.1:${port}`);
+      const fresh = await startServer(home, `127.0.0.1:${port}`, serverEnv);
       await page.getByRole('heading', { name: 'Sign in to Conch' }).waitFor({ timeout: stepTimeout });
       await page.getByText('Open the link that conch serve printed (it carries the sign-in token).').waitFor({ timeout: stepTimeout });
       await shoot(page, 'signin');
@@ -915,7 +922,7 @@ async function main() {
       await item.waitFor({ timeout: stepTimeout });
       const text = (await item.textContent()) ?? '';
       if (!text.includes('echo inbox')) throw new Error(`the item does not name the command: ${text}`);
-      if (!text.includes(home)) throw new Error(`the item does not name the folder: ${text}`);
+      if (!text.includes('a command in ~/.conch')) throw new Error(`the item does not name the folder as ~/.conch: ${text}`);
       await until('the time left to show', async () => /\d+m \d\ds left/.test((await item.locator('[aria-label="Time left"]').textContent()) ?? ''));
       await until('the sidebar to count it (amber)', async () => ((await page.getByTestId('approvals-badge').textContent()) ?? '').includes('1'));
       const listed = await api(origin, token, 'GET', '/api/approvals');
@@ -1641,7 +1648,7 @@ async function main() {
     let keptCard = /** @type {import('playwright-core').Locator | null} */ (null);
     await check('a helper with a worktree keeps its branch and work on its card (chat and tasks page)', async () => {
       if (!providersLanded) throw new Error('not run: GET /api/providers is not served by this binary');
-      keptRepo = temp('conch-e2e-repo-');
+      keptRepo = project;
       const git = (/** @type {string[]} */ ...args) => execFileSync('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@example.com', ...args], { cwd: keptRepo, encoding: 'utf8' });
       git('init', '-q', '-b', 'main');
       writeFileSync(join(keptRepo, 'README.md'), '# A repository for the e2e\n');
@@ -1653,6 +1660,7 @@ async function main() {
       await page.evaluate((id) => (location.hash = `#chat/${encodeURIComponent(id)}`), chatId);
       const view = page.locator('#chat');
       await view.getByRole('heading', { name: 'Worktree check', level: 1 }).waitFor({ timeout: stepTimeout });
+      await until("the chat's header to name its folder as ~/projects/site", async () => ((await view.locator('.folder code').textContent({ timeout: 1000 })) ?? '').trim() === '~/projects/site');
       const box = view.getByRole('textbox', { name: 'Message' });
       await box.fill('Please keep a worktree of your work');
       await box.press('Enter');
@@ -1684,6 +1692,12 @@ async function main() {
       if (await tToggle.isVisible()) await tToggle.click();
       await until('the tasks page card to show the branch', async () => ((await tc.locator('[data-worktree="kept"]').textContent({ timeout: 1000 })) ?? '').includes(`conch/${helper.id.slice(-8)}`));
       await until('the helper card to say whose helper it is', async () => /^Helper (\d+ of \d+ )?for \S/.test(((await tc.locator('[data-whose]').textContent({ timeout: 1000 })) ?? '').trim()));
+      // Its folder is its worktree, under the home and named by the short id; the copy button copies it whole.
+      const tree = join(home, 'worktrees', helper.id);
+      if (!helper.cwd.startsWith(tree)) throw new Error(`the helper works in ${helper.cwd}, not in ${tree}`);
+      const where = ((await tc.locator('[data-folder]').textContent()) ?? '').trim();
+      if (!where.startsWith(`in ~/.conch/worktrees/${helper.id.slice(-8)}`) || where.includes(helper.id)) throw new Error(`the helper's folder reads "${where}"`);
+      if ((await tc.getByRole('button', { name: 'Copy path' }).getAttribute('data-copy')) !== helper.cwd) throw new Error("the copy button does not copy the helper's whole folder");
       await tc.scrollIntoViewIfNeeded();
       await page.mouse.move(0, 0);
       await shoot(page, 'tasks-worktree-kept');
@@ -1859,7 +1873,7 @@ async function main() {
       const s = server;
       stopServer();
       await until('the server to stop', async () => s?.exitCode !== null || s?.signalCode !== null);
-      await startServer(home, `127.0.0.1:${port}`);
+      await startServer(home, `127.0.0.1:${port}`, serverEnv);
       await visit(page, 'tasks');
       const c = page.locator(`article[data-task-id="${id}"]`);
       await until('the card to say Interrupted', async () => (await c.getAttribute('data-status', { timeout: 1000 })) === 'interrupted');
@@ -2032,6 +2046,36 @@ async function main() {
       await lateCard.waitFor({ timeout: stepTimeout });
       await until('the button to go', async () => (await more.count()) === 0);
       await scroller.evaluate((el) => el.scrollTo({ top: 0 }));
+    });
+
+    let folderTask = '';
+    await check('a folder under the home reads ~/… in a question, on its card, in Approvals and in a chat header', async () => {
+      const made = await api(origin, token, 'POST', '/api/tasks', { text: 'echo from the site folder', options: { provider: 'shell', mode: 'ask', cwd: project } });
+      if (made.status !== 201) throw new Error(`creating the task answered ${made.status}`);
+      folderTask = made.json.id;
+      await visit(page, 'tasks');
+      const c = await waitStatus(page, 'echo from the site folder', 'needs-you', 'Needs your OK');
+      await until('the question to name the folder as ~/projects/site', async () => ((await c.locator('[data-ask-detail]').textContent({ timeout: 1000 })) ?? '').includes('in ~/projects/site'));
+      const where = c.locator('[data-folder]');
+      if (((await where.textContent()) ?? '').trim() !== 'in ~/projects/site') throw new Error(`the card's footer says "${await where.textContent()}"`);
+      if ((await where.getAttribute('title')) !== project) throw new Error(`the footer's title is ${await where.getAttribute('title')}`);
+      if ((await c.getByRole('button', { name: 'Copy path' }).getAttribute('data-copy')) !== project) throw new Error('the copy button does not copy the whole folder');
+      await visit(page, 'approvals');
+      const item = page.locator(`[data-approval][data-task-id="${folderTask}"]`);
+      await until('Approvals to name the folder as ~/projects/site', async () => ((await item.textContent({ timeout: 1000 })) ?? '').includes('a command in ~/projects/site'));
+      const chat = await api(origin, token, 'POST', '/api/conversations', { title: 'Site folder', provider: 'shell', mode: 'ask', cwd: project });
+      if (chat.status !== 201) throw new Error(`POST /api/conversations: ${chat.status} ${JSON.stringify(chat.json)}`);
+      await page.evaluate((id) => (location.hash = `#chat/${encodeURIComponent(id)}`), chat.json.id);
+      const view = page.locator('#chat');
+      await view.getByRole('heading', { name: 'Site folder', level: 1 }).waitFor({ timeout: stepTimeout });
+      const folder = view.locator('.folder');
+      await until("the chat's header to name its folder as ~/projects/site", async () => ((await folder.textContent({ timeout: 1000 })) ?? '').trim() === '~/projects/site');
+      if ((await folder.getAttribute('title')) !== project) throw new Error(`the header's title is ${await folder.getAttribute('title')}`);
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat-folder-home');
+      // The doctor's sentences too: the store is Conch's home's, under the person's.
+      await visit(page, 'doctor');
+      await until("the doctor to name the store as ~/.conch/conch.db", async () => ((await page.locator('[data-check="store"] .details').textContent({ timeout: 1000 })) ?? '').includes('Database: ~/.conch/conch.db'));
     });
 
     await check('every page at 1440×900 and 900×700, light and dark, with nothing wider than the window', async () => {

@@ -4,6 +4,7 @@ import type { ChatsStore } from './chats/store.svelte';
 import type { Clock } from './clock.svelte';
 import type { DoctorStore } from './doctor/doctor.svelte';
 import type { Draft } from './draft.svelte';
+import type { HomeFolder } from './home.svelte';
 import type { Nav } from './nav.svelte';
 import type { TasksStore } from './tasks/store.svelte';
 import type { ToastStore } from './toasts/toasts.svelte';
@@ -20,6 +21,8 @@ export interface AppContext {
   doctor: DoctorStore;
   toasts: ToastStore;
   draft: Draft;
+  /** The person's home folder: home.short(p) is how every surface shows a folder. */
+  home: HomeFolder;
   /** Opens the ⌘K palette. */
   openPalette: () => void;
 }

@@ -1,4 +1,5 @@
 import type {
+  About,
   AppEvent,
   Approval,
   BackupSaved,
@@ -61,6 +62,8 @@ export interface Backend {
   approvals(): Promise<Approval[]>;
   /** The doctor's report: what is wrong and where to fix it. */
   doctor(): Promise<DoctorReport>;
+  /** What the page needs to know of the computer Conch runs on: the person's home folder, written as ~. */
+  about(): Promise<About>;
   /** The person's preferences. */
   preferences(): Promise<Preferences>;
   /** Saves the whole preferences object and returns what was saved; a bad value rejects with code `invalid`. */

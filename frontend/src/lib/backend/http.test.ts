@@ -158,13 +158,14 @@ describe('HttpBackend.readOutput', () => {
   });
 });
 
-describe('HttpBackend approvals, doctor and preferences', () => {
+describe('HttpBackend approvals, doctor, about and preferences', () => {
   const prefs = { limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: false }, budget: { monthly: 0, jobCap: 0 }, prices: {}, limitFallback: 'codex', retentionDays: 90 };
 
-  it('reads the approvals, the doctor and the preferences', async () => {
+  it('reads the approvals, the doctor, the home folder and the preferences', async () => {
     const answers: Record<string, unknown> = {
       '/api/approvals': { approvals: [{ kind: 'task', taskId: 'a', conversationId: '', title: 't', cwd: '/p', ask: { id: 'k' } }] },
       '/api/doctor': { ok: true, checks: [{ id: 'tasks', level: 'ok' }] },
+      '/api/about': { userHome: '/home/me' },
       '/api/preferences': prefs,
     };
     const fetchMock = vi.fn(async (path: string) => new Response(JSON.stringify(answers[path]), { status: 200 }));
@@ -173,6 +174,7 @@ describe('HttpBackend approvals, doctor and preferences', () => {
       const b = new HttpBackend();
       expect(await b.approvals()).toEqual([{ kind: 'task', taskId: 'a', conversationId: '', title: 't', cwd: '/p', ask: { id: 'k' } }]);
       expect((await b.doctor()).checks[0]?.id).toBe('tasks');
+      expect(await b.about()).toEqual({ userHome: '/home/me' });
       expect(await b.preferences()).toEqual(prefs);
       for (const path of Object.keys(answers)) expect(fetchMock).toHaveBeenCalledWith(path, expect.objectContaining({ method: 'GET' }));
     } finally {

@@ -2,6 +2,7 @@ import type { Backend } from './backend';
 import {
   ErrorCode,
   foundOf,
+  type About,
   type AppEvent,
   type Approval,
   type BackupSaved,
@@ -152,6 +153,10 @@ export class HttpBackend implements Backend {
 
   doctor(): Promise<DoctorReport> {
     return this.json<DoctorReport>('GET', '/api/doctor');
+  }
+
+  about(): Promise<About> {
+    return this.json<About>('GET', '/api/about');
   }
 
   preferences(): Promise<Preferences> {

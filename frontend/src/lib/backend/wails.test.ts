@@ -22,6 +22,7 @@ function bindings(over: Partial<AppBindings> = {}): AppBindings {
     RemoveWorktree: no,
     Approvals: no,
     Doctor: no,
+    About: no,
     Preferences: no,
     SetPreferences: no,
     ListConversations: no,
@@ -62,13 +63,14 @@ describe('WailsBackend', () => {
     await expect(b.stopTask('x')).rejects.toMatchObject({ code: 'invalid_transition', message: 'Task is done.' });
   });
 
-  it('calls the approvals, doctor and preferences bindings', async () => {
+  it('calls the approvals, doctor, about and preferences bindings', async () => {
     const prefs = { limits: { background: 2, helper: 4 }, notifications: { tasks: false, approvals: true }, budget: { monthly: 0, jobCap: 0 }, prices: {}, limitFallback: '', retentionDays: 90 };
     const set = vi.fn(async (p: typeof prefs) => p);
     const b = new WailsBackend(
       bindings({
         Approvals: async () => null as unknown as Approval[], // a server that predates the contract
         Doctor: async () => ({ ok: false, checks: [] }),
+        About: async () => ({ userHome: 'C:\\Users\\ann' }),
         Preferences: async () => prefs,
         SetPreferences: set,
       }),
@@ -76,6 +78,7 @@ describe('WailsBackend', () => {
     );
     expect(await b.approvals()).toEqual([]);
     expect(await b.doctor()).toEqual({ ok: false, checks: [] });
+    expect(await b.about()).toEqual({ userHome: 'C:\\Users\\ann' });
     expect(await b.preferences()).toEqual(prefs);
     expect(await b.setPreferences(prefs)).toEqual(prefs);
     expect(set).toHaveBeenCalledWith(prefs);

@@ -2,6 +2,7 @@ import type { Backend } from './backend';
 import {
   EventType,
   foundOf,
+  type About,
   type AppEvent,
   type Bindings,
   type Approval,
@@ -106,6 +107,9 @@ export class WailsBackend implements Backend {
   }
   doctor(): Promise<DoctorReport> {
     return call(() => this.app.Doctor());
+  }
+  about(): Promise<About> {
+    return call(() => this.app.About());
   }
   preferences(): Promise<Preferences> {
     return call(() => this.app.Preferences());

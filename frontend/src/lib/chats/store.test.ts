@@ -20,6 +20,7 @@ function backend(over: Partial<ReturnType<typeof chatMethods>> = {}): Backend {
     answerTask: no,
     approvals: no,
     doctor: no,
+    about: no,
     preferences: no,
     setPreferences: no,
     saveBackup: no,

@@ -1,18 +1,46 @@
 // Short forms of what a card would otherwise show in full: a folder with
-// the home folder as ~, a task id as its last eight characters, a
-// helper's branch as conch/<last eight>. The full form stays in the
-// title and is what the copy button copies.
+// the person's home folder as ~ and a helper's worktree by its short id, a
+// task id as its last eight characters, a helper's branch as
+// conch/<last eight>. The full form stays in the title and is what the
+// copy button copies.
 
-/** The home folder at the start of an absolute path: /home/me, /Users/me, /root, C:\Users\me. */
-const homeAt = /^(\/home\/[^/]+|\/Users\/[^/]+|\/root|[A-Za-z]:\\Users\\[^\\]+)(?=$|[/\\])/;
+const uuid = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+const uuidAt = new RegExp(uuid, 'gi');
+const wholeUuid = new RegExp(`^${uuid}$`, 'i');
+/** A helper's worktree, <Conch's home>/worktrees/<task id>, named by its task's id. */
+const worktreeAt = new RegExp(`((?:^|[\\\\/])worktrees[\\\\/])(${uuid})(?=$|[\\\\/])`, 'i');
 
-/** A folder with the home folder written as ~ ("~/src/app"); '' stays ''. */
-export function shortPath(p: string): string {
-  return p.replace(homeAt, '~');
+/** Reports whether home is a Windows path (C:\Users\ann, \\server\share\ann): its case and its slashes do not matter. */
+function isWindows(home: string): boolean {
+  return /^([A-Za-z]:[\\/]|\\\\)/.test(home);
 }
 
-const uuidAt = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
-const wholeUuid = new RegExp(`^${uuidAt.source}$`, 'i');
+/**
+ * A folder as every surface shows it: the person's home folder (home, as
+ * GET /api/about says it; '' when not known) as ~, a folder under it as
+ * ~/…, a helper's worktree by its task's short id
+ * (~/.conch/worktrees/3f4a5b6c). A folder that only starts with the same
+ * letters (/root2 for /root) stays as it is; '' stays ''.
+ */
+export function shortPath(p: string, home: string): string {
+  const out = p.replace(worktreeAt, (_, before: string, id: string) => before + shortId(id));
+  const win = isWindows(home);
+  const h = home.replace(win ? /[\\/]+$/ : /\/+$/, '');
+  if (h === '' || (win && /^[A-Za-z]:$/.test(h))) return out; // a home at the root shortens nothing
+  const same = win ? (a: string, b: string) => a.replace(/\//g, '\\').toLowerCase() === b.replace(/\//g, '\\').toLowerCase() : (a: string, b: string) => a === b;
+  if (!same(out.slice(0, h.length), h)) return out;
+  const rest = out.slice(h.length);
+  if (rest === '') return '~';
+  return (win ? /^[\\/]/ : /^\//).test(rest) ? '~' + rest : out;
+}
+
+/** A path at the start of a sentence's word: /…, \\…, C:\… or C:/…. */
+const pathIn = /(^|[\s(`'"])((?:[A-Za-z]:)?[\\/][^\s`'"()]*)/g;
+
+/** Every path in a sentence the server wrote ("Database: /root/.conch/conch.db") as shortPath writes it ("Database: ~/.conch/conch.db"). */
+export function shortPathsIn(text: string, home: string): string {
+  return text.replace(pathIn, (_, before: string, p: string) => before + shortPath(p, home));
+}
 
 /**
  * A uuid's last eight characters ("3f4a5b6c"), which are random and enough
@@ -25,12 +53,7 @@ export function shortId(id: string): string {
   return id.length > 8 ? id.slice(0, 8) : id;
 }
 
-/** A branch or a path with every uuid in it cut to its last eight characters: conch/3f4a5b6c. */
+/** A branch with every uuid in it cut to its last eight characters: conch/3f4a5b6c. */
 export function shortIds(s: string): string {
   return s.replace(uuidAt, (u) => u.slice(-8));
-}
-
-/** A worktree's folder as a card shows it: ~ for home, short ids (~/.conch/worktrees/3f4a5b6c). */
-export function shortWorktree(p: string): string {
-  return shortIds(shortPath(p));
 }
