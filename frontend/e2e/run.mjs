@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { layoutProblems } from './layout.mjs';
 import { serveConch } from './serve.mjs';
 
 const frontend = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -2078,7 +2079,24 @@ async function main() {
       await until("the doctor to name the store as ~/.conch/conch.db", async () => ((await page.locator('[data-check="store"] .details').textContent({ timeout: 1000 })) ?? '').includes('Database: ~/.conch/conch.db'));
     });
 
-    await check('every page at 1440×900 and 900×700, light and dark, with nothing wider than the window', async () => {
+    await check('every page at 1440×900 and 900×700, light and dark: nothing cut, nothing scrolls sideways', async () => {
+      // Rows that test the widths: long titles finished and failed, one at
+      // work in a deep folder, the question above (folderTask) waiting.
+      const long = 'Check that every page of the site still renders after the dependency upgrade';
+      const deep = join(project, 'packages', 'a-rather-long-package-name-for-the-footer', 'src', 'components', 'forms', 'fields');
+      mkdirSync(deep, { recursive: true });
+      /** @type {string[]} */
+      const made = [];
+      for (const [text, title, cwd] of [['echo upgraded', long, project], ['exit 3', `${long}, twice`, project], ['sleep 60', `${long} while it sleeps`, deep]]) {
+        const r = await api(origin, token, 'POST', '/api/tasks', { text, title, options: { provider: 'shell', mode: 'auto', cwd } });
+        if (r.status !== 201) throw new Error(`creating "${title}" answered ${r.status}`);
+        made.push(r.json.id);
+      }
+      await visit(page, 'tasks');
+      await page.locator('#tasks .scroll').first().evaluate((el) => el.scrollTo({ top: 0 }));
+      await waitStatus(page, long, 'done', 'Done');
+      await waitStatus(page, `${long}, twice`, 'failed', "Didn't finish");
+      await waitStatus(page, `${long} while it sleeps`, 'running', 'Working');
       const chatId = parentChat || (await page.locator('nav a[data-chat-id]').first().getAttribute('data-chat-id')) || '';
       /** @type {[string, string][]} */
       const pages = [
@@ -2090,30 +2108,48 @@ async function main() {
         ['doctor', '#doctor'],
         ['settings', '#settings'],
       ];
+      /** @type {string[]} */
+      const cut = [];
+      /** @param {string} where */
+      const measure = async (where) => {
+        for (const p of await layoutProblems(page)) cut.push(`${where}: ${p}`);
+      };
       for (const size of [{ width: 1440, height: 900 }, { width: 900, height: 700 }]) {
         await page.setViewportSize(size);
         for (const [name, hash] of pages) {
           await page.evaluate((h) => (location.hash = h), hash);
           await page.locator(`#${name.split('-')[0]}`).waitFor({ timeout: stepTimeout });
           await page.waitForTimeout(300);
-          const wide = await page.evaluate(() => {
-            const main = /** @type {HTMLElement} */ (document.querySelector('main'));
-            const view = /** @type {HTMLElement} */ (main.querySelector('.view:not([hidden]) > .page'));
-            return document.documentElement.scrollWidth > window.innerWidth + 1 || (view !== null && view.getBoundingClientRect().right > main.getBoundingClientRect().right + 1);
-          });
-          if (wide) throw new Error(`${name} at ${size.width} px scrolls sideways`);
           await page.mouse.move(0, 0);
+          await measure(`${name} at ${size.width} px`);
           await shoot(page, `screen-${name}-${size.width}`);
+          // What lies further down: the finished rows, the chat's helpers.
+          const below = name === 'tasks' ? '#tasks [data-group="finished"]' : name === 'chat' ? '#chat [data-task-group]' : '';
+          if (below && (await page.locator(below).count()) > 0) {
+            await page.locator(below).first().evaluate((el) => el.scrollIntoView({ block: 'start' }));
+            await page.mouse.move(0, 0);
+            await measure(`${name}, scrolled, at ${size.width} px`);
+            await shoot(page, `screen-${name}-below-${size.width}`);
+            await page.locator(`#${name} .scroll`).first().evaluate((el) => el.scrollTo({ top: 0 }));
+          }
         }
         await page.keyboard.press('Control+K');
         await palette(page).waitFor({ timeout: stepTimeout });
+        await measure(`the palette at ${size.width} px`);
         await shoot(page, `screen-palette-${size.width}`);
         await page.keyboard.type('echo');
         await page.waitForTimeout(150);
+        await measure(`the palette's actions at ${size.width} px`);
         await shoot(page, `screen-palette-actions-${size.width}`);
         await page.keyboard.press('Escape');
       }
       await page.setViewportSize({ width: 1200, height: 820 });
+      await api(origin, token, 'POST', `/api/tasks/${made[2]}/stop`);
+      if (folderTask) {
+        const t = (await api(origin, token, 'GET', `/api/tasks/${folderTask}`)).json;
+        if (t?.ask) await api(origin, token, 'POST', `/api/tasks/${folderTask}/answer`, { askId: t.ask.id, allow: false });
+      }
+      if (cut.length > 0) throw new Error(`${cut.length} things cut or scrolling sideways: ${cut.slice(0, 16).join(' | ')}`);
     });
 
     await check('past the first 100 chats: the sidebar loads older ones as it scrolls, and the palette finds one not loaded', async () => {
