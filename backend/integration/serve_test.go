@@ -62,9 +62,15 @@ type server struct {
 var servingLine = regexp.MustCompile(`^conch: serving (http://127\.0\.0\.1:\d+)/#token=([0-9a-f]{64})$`)
 
 // start runs `conch serve` on a free loopback port and reads its URL.
-func start(t testing.TB, home string) *server {
+func start(t testing.TB, home string) *server { t.Helper(); return startWith(t, home, nil) }
+
+// startWith is start with env added to the test's environment.
+func startWith(t testing.TB, home string, env []string) *server {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--home", home, "--addr", "127.0.0.1:0")
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -120,7 +126,7 @@ func (s *server) call(t testing.TB, method, path, body string, out any) int {
 	return resp.StatusCode
 }
 
-func (s *server) waitTask(t *testing.T, id string, ok func(task.Task) bool) task.Task {
+func (s *server) waitTask(t testing.TB, id string, ok func(task.Task) bool) task.Task {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {

@@ -154,6 +154,9 @@ func geminiHome(home string, attempts int) error {
 		"ide":       map[string]any{"enabled": false},
 		"ui":        map[string]any{"hideTips": true, "hideBanner": true},
 		"context":   map[string]any{"includeDirectoryTree": false},
+		// As after a person's first run with an API key: `gemini -p`
+		// refuses to start without an auth method chosen.
+		"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
 	})
 	if err != nil {
 		return err

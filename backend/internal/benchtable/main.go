@@ -300,6 +300,7 @@ func rows(r map[string]result, rs rounds, ui *frameLine) []row {
 	} else {
 		out = append(out, missing("RSS of conch serve, 100,000 tasks", "< 100 MB", "BenchmarkServe100k"))
 	}
+	out = append(out, agentRows(latency, get)...)
 	if ui != nil {
 		// The limit is the still page's, when the run recorded it, and
 		// never below one frame at 60 Hz.
@@ -339,6 +340,27 @@ func rows(r map[string]result, rs rounds, ui *frameLine) []row {
 		out = append(out, row{"UI p95 frame time, 10,000 tasks, 100 updates/s", "did not run (npm --prefix frontend run frames)", "", "", "≤ 16.7 ms"})
 	}
 	return out
+}
+
+// agentRows are Conch's own cost per coding-agent CLI: the time from Send
+// to the CLI's first model request beside the same CLI started directly,
+// and the memory the conch process grows by per agent task running.
+func agentRows(latency func(what, ours, om, raw, rm, goal, rawWhat string) row, get func(name, metric string) (float64, bool)) []row {
+	var out []row
+	for _, cli := range []struct{ name, bench string }{{"Claude Code", "claude"}, {"Codex", "codex"}, {"Gemini CLI", "gemini"}} {
+		out = append(out, latency("Send → "+cli.name+"'s first model request", "BenchmarkAgentFirstRequest/"+cli.bench, "first-ms",
+			"BenchmarkRawAgentFirstRequest/"+cli.bench, "first-ms", "≥ 0.91× (adds ≤ 10%)", "the CLI started directly, same prompt"))
+	}
+	var each []string
+	for _, n := range []string{"1", "4", "8"} {
+		v, ok := get("BenchmarkAgentTaskMemory/"+n, "mb-per-task")
+		if !ok {
+			return append(out, row{"Conch's memory per running agent task (1, 4, 8 at once)", "did not run (BenchmarkAgentTaskMemory)", "", "", "≤ 5 MB each"})
+		}
+		each = append(each, fmt.Sprintf("%.1f", v))
+	}
+	return append(out, row{"Conch's memory per running agent task (1, 4, 8 at once)", strings.Join(each, " · ") + " MB",
+		"the conch process alone (each task's Claude Code not counted)", "", "≤ 5 MB each"})
 }
 
 // render lays the rows out as a Markdown table.
