@@ -145,7 +145,7 @@ func TestClaudeReadyWithAKeyAndNotWithout(t *testing.T) {
 // second) runs once, and its answer serves the turns after it.
 func TestClaudeInfoProbesOnceForManyTurns(t *testing.T) {
 	t.Parallel()
-	r := newClaudeRig(t, afterResults(modelserver.Reply{Text: "hi"}), 0)
+	r := newClaudeRig(t, agentbin.Newest, afterResults(modelserver.Reply{Text: "hi"}), 0)
 	dir := t.TempDir()
 	count := filepath.Join(dir, "probes")
 	wrapper := filepath.Join(dir, "claude")
