@@ -536,7 +536,8 @@ export interface TaskList {
  * TaskQuery asks for a page of tasks. Group (needs-you, working, waiting,
  * finished) or Conversation (the tasks a chat sent, newest first) picks
  * the list; with neither, the list is the overview TaskList describes.
- * Statuses and Query (words of the title) narrow a group; Cursor is the
+ * Statuses narrow a group; Query (words of the title) narrows any list
+ * but a chat's; Cursor is the
  * Next of the page before; Limit is the page's size (DefaultPage when 0,
  * at most MaxPage).
  */
