@@ -3,52 +3,19 @@
 package shortcut
 
 import (
-	"bufio"
 	"errors"
-	"os"
 	"os/exec"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"conch/backend/internal/xvfbtest"
 )
 
 // xvfb starts a virtual X display of the test's own and points DISPLAY at it.
-// Xvfb picks a free display number itself (-displayfd) and writes it once it
-// accepts connections, so parallel runs never collide or race its start.
 func xvfb(t *testing.T) {
 	t.Helper()
-	for _, tool := range []string{"Xvfb", "xdotool"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is missing: run scripts/setup", tool)
-		}
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	cmd := exec.Command("Xvfb", "-displayfd", "3", "-noreset", "-screen", "0", "640x480x24", "-nolisten", "tcp")
-	cmd.ExtraFiles = []*os.File{w}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	got := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(r).ReadString('\n')
-		got <- strings.TrimSpace(line)
-	}()
-	select {
-	case n := <-got:
-		if n == "" {
-			t.Fatal("Xvfb exited without a display")
-		}
-		t.Setenv("DISPLAY", ":"+n)
-	case <-time.After(20 * time.Second):
-		t.Fatal("Xvfb did not start")
-	}
+	t.Setenv("DISPLAY", xvfbtest.Display(t, "xdotool"))
 }
 
 func press(t *testing.T) {

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/godbus/dbus/v5"
+
+	"conch/backend/internal/xvfbtest"
 )
 
 // Password unlocks the login collection of every daemon Start starts.
@@ -272,39 +274,11 @@ const Prompter = "/usr/libexec/gcr-prompter"
 
 // Display starts a virtual X display of the test's own, for a bus whose
 // prompter shows a real unlock prompt that nobody answers, and returns its
-// name (":N"). Xvfb picks a free display number itself (-displayfd).
+// name (":N").
 func Display(t testing.TB) string {
 	t.Helper()
-	for _, tool := range []string{"Xvfb", Prompter} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is missing: run scripts/setup (Debian packages xvfb, gnome-keyring)", tool)
-		}
+	if _, err := exec.LookPath(Prompter); err != nil {
+		t.Fatalf("%s is missing: run scripts/setup (Debian packages xvfb, gnome-keyring)", Prompter)
 	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	cmd := exec.Command("Xvfb", "-displayfd", "3", "-noreset", "-screen", "0", "640x480x24", "-nolisten", "tcp")
-	cmd.ExtraFiles = []*os.File{w}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	got := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(r).ReadString('\n')
-		got <- strings.TrimSpace(line)
-	}()
-	select {
-	case n := <-got:
-		if n == "" {
-			t.Fatal("Xvfb exited without a display")
-		}
-		return ":" + n
-	case <-time.After(startWait):
-		t.Fatal("Xvfb did not start")
-	}
-	return ""
+	return xvfbtest.Display(t)
 }
