@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"conch/backend/provider"
 	"conch/backend/task"
@@ -220,7 +221,8 @@ func (c *Codex) Stream(ctx context.Context, req provider.Request) (<-chan provid
 			"-c", `mcp_servers.conch.default_tools_approval_mode="approve"`)
 	}
 	s := &codexSession{req: req, sandbox: sandbox, model: c.cfg.model(req), srv: srv,
-		turnDone: make(chan codexTurn, 1), items: map[string]codexItem{}, asked: map[string]string{}}
+		turnDone: make(chan codexTurn, 1), completedOne: make(chan struct{}, 1),
+		items: map[string]codexItem{}, asked: map[string]string{}, allowed: map[string]bool{}, settled: map[string]bool{}}
 	ch, err := launchRPC(ctx, c.cfg.with(req.Env), "codex", bin, args, req.Cwd, req, func(e emitter) rpcSession {
 		s.e = e
 		return s
@@ -239,13 +241,17 @@ type codexSession struct {
 	srv     *askServer
 	e       emitter
 
-	turnDone chan codexTurn
+	turnDone     chan codexTurn
+	completedOne chan struct{} // a token at each item/completed, for settle
 
 	mu       sync.Mutex
 	items    map[string]codexItem // started items by id, for their approvals
+	order    []string             // their ids, in the order they started
 	lastText string               // the agent message text came from last
 	wrote    bool
 	asked    map[string]string // what the gate was asked, by item
+	allowed  map[string]bool   // the items the gate allowed, by id
+	settled  map[string]bool   // the items settle showed as done, by id
 }
 
 // codexItem is a thread item, as item/started and item/completed give it.
@@ -363,6 +369,7 @@ func (s *codexSession) drive(ctx context.Context, r *rpcRun) (string, error) {
 		}
 		return "", context.Cause(ctx)
 	}
+	s.settle(ctx, settleWait)
 	switch turn.Status {
 	case "completed":
 		return "end_turn", nil
@@ -409,6 +416,9 @@ func (s *codexSession) notify(method string, params json.RawMessage) error {
 		}
 		if json.Unmarshal(params, &p) == nil && p.Item.ID != "" {
 			s.mu.Lock()
+			if _, seen := s.items[p.Item.ID]; !seen {
+				s.order = append(s.order, p.Item.ID)
+			}
 			s.items[p.Item.ID] = p.Item
 			s.mu.Unlock()
 		}
@@ -417,7 +427,17 @@ func (s *codexSession) notify(method string, params json.RawMessage) error {
 			Item codexItem `json:"item"`
 		}
 		if json.Unmarshal(params, &p) == nil {
-			s.e.step(s.completed(p.Item))
+			s.mu.Lock()
+			shown := s.settled[p.Item.ID]
+			delete(s.items, p.Item.ID)
+			s.mu.Unlock()
+			if !shown {
+				s.e.step(s.completed(p.Item))
+			}
+			select {
+			case s.completedOne <- struct{}{}:
+			default:
+			}
 		}
 	case "thread/tokenUsage/updated":
 		var p struct {
@@ -455,6 +475,50 @@ func (s *codexSession) notify(method string, params json.RawMessage) error {
 		}
 	}
 	return nil
+}
+
+// settleWait is how long a turn's end waits for the items it left open.
+const settleWait = 2 * time.Second
+
+// settle waits, up to wait, for the items the gate allowed to complete,
+// then shows those still open as done. Codex 0.142 now and then says a
+// turn completed before it says a command it ran did (seen under load),
+// and a turn's end used to stop listening there: the person saw no trace
+// of a command it was allowed to run. An item completed after settle is
+// not shown twice.
+func (s *codexSession) settle(ctx context.Context, wait time.Duration) {
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for waiting := true; waiting && len(s.openAllowed(false)) > 0; {
+		select {
+		case <-s.completedOne:
+		case <-timer.C:
+			waiting = false
+		case <-ctx.Done():
+			waiting = false
+		}
+	}
+	for _, it := range s.openAllowed(true) {
+		s.e.step(s.completed(it))
+	}
+}
+
+// openAllowed are the commands and edits the gate allowed that have not
+// completed, in the order they started; take also closes them.
+func (s *codexSession) openAllowed(take bool) []codexItem {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var open []codexItem
+	for _, id := range s.order {
+		if it, ok := s.items[id]; ok && s.allowed[id] && (it.Type == "commandExecution" || it.Type == "fileChange") {
+			open = append(open, it)
+			if take {
+				delete(s.items, id)
+				s.settled[id] = true
+			}
+		}
+	}
+	return open
 }
 
 // completed is the step a finished item shows, "" for none.
@@ -582,6 +646,11 @@ func (s *codexSession) decide(ctx context.Context, item string, a provider.Actio
 	case err != nil:
 		return "cancel"
 	case ok:
+		if item != "" {
+			s.mu.Lock()
+			s.allowed[item] = true
+			s.mu.Unlock()
+		}
 		return "accept"
 	}
 	return "decline"
