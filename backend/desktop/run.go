@@ -29,8 +29,11 @@ var appIcon []byte
 // flash another colour before the page paints.
 var background = &options.RGBA{R: 255, G: 255, B: 255, A: 255}
 
-// quitRetry is how often a signalled quit is repeated until the window is
-// gone: GTK drops a quit that arrives before its main loop runs.
+// quitRetry is how often a signalled quit is repeated while the page has
+// not loaded: GTK drops a quit that arrives before its main loop runs. Once
+// the page is up the main loop runs, and one quit is enough; another one
+// while GTK tears the window down (Wails quits on the signal too, and a
+// slow shutdown outlasts quitRetry) crashed it.
 const quitRetry = 500 * time.Millisecond
 
 // window holds what the Wails callbacks share. Wails calls OnStartup on its
@@ -43,12 +46,14 @@ type window struct {
 	stop    context.CancelFunc
 	wg      sync.WaitGroup // goroutines started at start-up
 	closed  chan struct{}  // closed when shutdown begins
+	loaded  chan struct{}  // closed when the page has loaded (the main loop runs)
+	once    sync.Once      // closes loaded
 }
 
 // Run opens the window and blocks until it is closed, by the user or by
 // SIGINT/SIGTERM.
 func Run(o Options) error {
-	w := &window{o: o, closed: make(chan struct{})}
+	w := &window{o: o, closed: make(chan struct{}), loaded: make(chan struct{})}
 
 	// Listen before the window exists so an early SIGTERM is not lost.
 	sig := make(chan os.Signal, 1)
@@ -73,6 +78,7 @@ func Run(o Options) error {
 		Bind:             o.Bind,
 		ErrorFormatter:   o.FormatError,
 		OnStartup:        w.startup,
+		OnDomReady:       func(context.Context) { w.once.Do(func() { close(w.loaded) }) },
 		OnShutdown:       w.shutdown,
 		SingleInstanceLock: &options.SingleInstanceLock{
 			UniqueId:               singleInstanceID,
@@ -158,12 +164,21 @@ func (w *window) quitOnSignal(sig <-chan os.Signal) {
 		w.mu.Lock()
 		ctx := w.ctx
 		w.mu.Unlock()
+		select {
+		case <-w.loaded:
+			if ctx != nil {
+				runtime.Quit(ctx) // the main loop runs: once is enough
+			}
+			return
+		default:
+		}
 		if ctx != nil {
 			runtime.Quit(ctx)
 		}
 		select {
 		case <-w.closed:
 			return
+		case <-w.loaded:
 		case <-t.C:
 		}
 	}
