@@ -2,6 +2,8 @@ package notify
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/godbus/dbus/v5"
@@ -23,6 +25,7 @@ type DBus struct {
 	obj     dbus.BusObject
 	clicks  clicks
 	server  string
+	markup  bool // the server reads the body as markup ("body-markup")
 
 	mu     sync.Mutex
 	ids    map[string]uint32 // tag → the server's id, for replaces_id
@@ -59,9 +62,13 @@ func NewDBus(conn *dbus.Conn) (*DBus, error) {
 	if err := obj.Call(dbusIface+".GetServerInformation", 0).Store(&name, &vendor, &version, &spec); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoServer, err)
 	}
+	var caps []string
+	// A server that cannot say what it does is taken to read plain text.
+	_ = obj.Call(dbusIface+".GetCapabilities", 0).Store(&caps)
 	d := &DBus{
 		conn: conn, obj: obj,
 		server:  fmt.Sprintf("%s %s over D-Bus", name, version),
+		markup:  slices.Contains(caps, "body-markup"),
 		ids:     map[string]uint32{},
 		tags:    map[uint32]string{},
 		asking:  map[string]bool{},
@@ -100,6 +107,10 @@ const (
 	urgencyCritical byte = 2
 )
 
+// markupEscaper writes plain text as the notification specification's
+// body markup, which is a small subset of XML.
+var markupEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
 // Send shows m, replacing the notification already shown for its tag.
 func (d *DBus) Send(m Message) error {
 	d.mu.Lock()
@@ -124,9 +135,15 @@ func (d *DBus) Send(m Message) error {
 		expire = expireNever
 		hints["urgency"] = dbus.MakeVariant(urgencyCritical)
 	}
+	body := m.Body
+	if d.markup {
+		// Such a server (xfce4-notifyd, GNOME Shell, dunst) would take
+		// `make && make test` or `<file>` as broken markup.
+		body = markupEscaper.Replace(body)
+	}
 	var id uint32
 	err := d.obj.Call(dbusIface+".Notify", 0,
-		"Conch", replaces, "", m.Title, m.Body, actions, hints, expire).Store(&id)
+		"Conch", replaces, "", m.Title, body, actions, hints, expire).Store(&id)
 	if err != nil {
 		return fmt.Errorf("notify %s: %w", m.Tag, err)
 	}

@@ -42,6 +42,7 @@ type server struct {
 	calls  []notifyCall
 	closed []uint32
 	next   uint32
+	caps   []string // what GetCapabilities says; nil: actions and body
 }
 
 func (s *server) Notify(app string, replaces uint32, icon, summary, body string, actions []string, hints map[string]dbus.Variant, timeout int32) (uint32, *dbus.Error) {
@@ -63,6 +64,11 @@ func (s *server) GetServerInformation() (string, string, string, string, *dbus.E
 }
 
 func (s *server) GetCapabilities() ([]string, *dbus.Error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.caps != nil {
+		return s.caps, nil
+	}
 	return []string{"actions", "body"}, nil
 }
 
@@ -357,5 +363,37 @@ func TestFinishMessageNamesAKeptBranch(t *testing.T) {
 	want := notify.Message{Tag: "task-x", Title: "Fix it — done: 3 files changed", Body: "Its work is on branch conch/x."}
 	if fmt.Sprint(m) != fmt.Sprint(want) {
 		t.Fatalf("got %+v", m)
+	}
+}
+
+// A server that reads the body as markup gets it escaped, so a command
+// with && or <file> reads as written; one that reads plain text gets it as
+// it is. The summary is plain text for every server.
+func TestTheBodyIsEscapedOnlyForAServerThatReadsMarkup(t *testing.T) {
+	const body = "Run `make && make test > <log>` in ~/src?"
+	for _, tc := range []struct {
+		caps []string
+		want string
+	}{
+		{[]string{"actions", "body", "body-markup"}, "Run `make &amp;&amp; make test &gt; &lt;log&gt;` in ~/src?"},
+		{[]string{"actions", "body"}, body},
+	} {
+		addr := dbustest.Start(t)
+		srv := startServer(t, addr)
+		srv.mu.Lock()
+		srv.caps = tc.caps
+		srv.mu.Unlock()
+		d, err := notify.NewDBus(dbustest.Connect(t, addr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Send(notify.Message{Tag: "task-1", Title: "Build && test", Body: body}); err != nil {
+			t.Fatal(err)
+		}
+		_ = d.Close()
+		calls := srv.snapshot()
+		if len(calls) != 1 || calls[0].Body != tc.want || calls[0].Summary != "Build && test" {
+			t.Errorf("caps %v: sent %+v, want body %q", tc.caps, calls, tc.want)
+		}
 	}
 }
