@@ -16,16 +16,17 @@ import (
 	"github.com/godbus/dbus/v5"
 )
 
-// config is a session bus's configuration without its service folders: a
-// test's bus starts nothing by itself, so a name nobody owns (no
-// notification server, no tray host) stays unowned rather than starting
-// the machine's own xfce4-notifyd or dunst.
+// config is a session bus's configuration with no service folder but the
+// one given (usually none): a test's bus starts nothing by itself, so a
+// name nobody owns (no notification server, no tray host) stays unowned
+// rather than starting the machine's own xfce4-notifyd or dunst.
 const config = `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
 <busconfig>
   <type>session</type>
   <listen>unix:path=%s</listen>
   <auth>EXTERNAL</auth>
+  %s
   <policy context="default">
     <allow send_destination="*" eavesdrop="true"/>
     <allow eavesdrop="true"/>
@@ -39,17 +40,41 @@ const config = `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Config
 // activates no services.
 func Start(t testing.TB) string {
 	t.Helper()
+	return StartWith(t, Options{})
+}
+
+// Options change the bus StartWith runs.
+type Options struct {
+	// ServiceDir is the one folder of .service files the bus may activate
+	// ("": it activates nothing).
+	ServiceDir string
+	// Env is the environment of the daemon, and so of what it activates,
+	// with DBUS_SESSION_BUS_ADDRESS set to the bus (nil: the test's own).
+	Env []string
+}
+
+// StartWith is Start with o's service folder and environment.
+func StartWith(t testing.TB, o Options) string {
+	t.Helper()
 	if _, err := exec.LookPath("dbus-daemon"); err != nil {
 		t.Fatal("dbus-daemon is missing: run scripts/setup (Debian package dbus)")
 	}
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "session.conf")
-	var sock strings.Builder
+	var sock, services strings.Builder
 	_ = xml.EscapeText(&sock, []byte(filepath.Join(dir, "bus")))
-	if err := os.WriteFile(conf, fmt.Appendf(nil, config, sock.String()), 0o600); err != nil {
+	if o.ServiceDir != "" {
+		services.WriteString("<servicedir>")
+		_ = xml.EscapeText(&services, []byte(o.ServiceDir))
+		services.WriteString("</servicedir>")
+	}
+	if err := os.WriteFile(conf, fmt.Appendf(nil, config, sock.String(), services.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("dbus-daemon", "--config-file="+conf, "--nofork", "--nopidfile", "--print-address=1")
+	if o.Env != nil {
+		cmd.Env = append(o.Env, "DBUS_SESSION_BUS_ADDRESS=unix:path="+filepath.Join(dir, "bus"))
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@
 package secrettest
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/godbus/dbus/v5"
 
+	"conch/backend/internal/dbustest"
 	"conch/backend/internal/xvfbtest"
 )
 
@@ -62,52 +62,24 @@ func Need(t testing.TB) {
 func Bus(t testing.TB, display string) *Env {
 	t.Helper()
 	dir := t.TempDir()
-	sock := filepath.Join(dir, "bus")
-	// The address is set before the bus starts: what it activates finds
-	// its bus in its environment, as on a desktop.
-	e := &Env{Addr: "unix:path=" + sock, Home: filepath.Join(dir, "home"), runtime: filepath.Join(dir, "run"), display: display}
+	e := &Env{Home: filepath.Join(dir, "home"), runtime: filepath.Join(dir, "run"), display: display}
 	for _, d := range []string{e.Home, e.runtime} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
-	services := ""
+	o := dbustest.Options{Env: e.environ()} // what it activates finds its bus there, as on a desktop
 	if display != "" {
-		sd := filepath.Join(dir, "services")
-		prompter := "[D-BUS Service]\nName=org.gnome.keyring.SystemPrompter\nExec=/usr/libexec/gcr-prompter\n"
-		if err := os.MkdirAll(sd, 0o700); err != nil {
+		o.ServiceDir = filepath.Join(dir, "services")
+		prompter := "[D-BUS Service]\nName=org.gnome.keyring.SystemPrompter\nExec=" + Prompter + "\n"
+		if err := os.MkdirAll(o.ServiceDir, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(sd, "org.gnome.keyring.SystemPrompter.service"), []byte(prompter), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(o.ServiceDir, "org.gnome.keyring.SystemPrompter.service"), []byte(prompter), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		services = "<servicedir>" + sd + "</servicedir>"
 	}
-	conf := filepath.Join(dir, "bus.conf")
-	xml := `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig><type>session</type><listen>` + e.Addr + `</listen>
-<auth>EXTERNAL</auth>` + services + `
-<policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy>
-</busconfig>`
-	if err := os.WriteFile(conf, []byte(xml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("dbus-daemon", "--config-file="+conf, "--nofork", "--nopidfile", "--print-address=1")
-	cmd.Env = e.environ()
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	// It prints its address once it listens.
-	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
-		t.Fatalf("dbus-daemon printed no address: %v", err)
-	}
+	e.Addr = dbustest.StartWith(t, o)
 	return e
 }
 

@@ -220,9 +220,8 @@ func (c *Codex) Stream(ctx context.Context, req provider.Request) (<-chan provid
 			"-c", "mcp_servers.conch.url="+strconv.Quote(srv.url),
 			"-c", `mcp_servers.conch.default_tools_approval_mode="approve"`)
 	}
-	s := &codexSession{req: req, sandbox: sandbox, model: c.cfg.model(req), srv: srv,
-		turnDone: make(chan codexTurn, 1), completedOne: make(chan struct{}, 1),
-		items: map[string]codexItem{}, asked: map[string]string{}, allowed: map[string]bool{}, settled: map[string]bool{}}
+	s := newCodexSession(req)
+	s.sandbox, s.model, s.srv = sandbox, c.cfg.model(req), srv
 	ch, err := launchRPC(ctx, c.cfg.with(req.Env), "codex", bin, args, req.Cwd, req, func(e emitter) rpcSession {
 		s.e = e
 		return s
@@ -231,6 +230,12 @@ func (c *Codex) Stream(ctx context.Context, req provider.Request) (<-chan provid
 		srv.Close()
 	}
 	return ch, err
+}
+
+// newCodexSession is the session of one turn of req, its maps made.
+func newCodexSession(req provider.Request) *codexSession {
+	return &codexSession{req: req, turnDone: make(chan codexTurn, 1), completedOne: make(chan struct{}, 1),
+		items: map[string]codexItem{}, asked: map[string]string{}, allowed: map[string]bool{}, settled: map[string]bool{}}
 }
 
 // codexSession is one turn of one thread.

@@ -35,12 +35,8 @@ func TestACodexPatchReadsAsWhatItTakesOutAndPutsIn(t *testing.T) {
 func TestACommandCodexCompletesLateStillShowsAsRunOnce(t *testing.T) {
 	out := make(chan provider.Event, 16)
 	allow := map[string]bool{"echo hi > made.txt": true, "echo late": true}
-	s := &codexSession{
-		req:      provider.Request{Ask: func(_ context.Context, a provider.Action) (bool, error) { return allow[a.Command], nil }},
-		e:        emitter{ctx: context.Background(), out: out},
-		turnDone: make(chan codexTurn, 1), completedOne: make(chan struct{}, 1),
-		items: map[string]codexItem{}, asked: map[string]string{}, allowed: map[string]bool{}, settled: map[string]bool{},
-	}
+	s := newCodexSession(provider.Request{Ask: func(_ context.Context, a provider.Action) (bool, error) { return allow[a.Command], nil }})
+	s.e = emitter{ctx: context.Background(), out: out}
 	notify := func(method, params string) {
 		t.Helper()
 		if err := s.notify(method, json.RawMessage(params)); err != nil {
