@@ -233,3 +233,77 @@ func TestWithoutAKeyringTheKeyGoesToTheStoreWithTheNotice(t *testing.T) {
 		t.Fatalf("after the restart: %d %+v", code, l)
 	}
 }
+
+// Clients saving and removing one provider's key at once, against the real
+// keyring: each request is answered (200, 204, or 404 for a provider
+// already gone), never a 5xx, and afterwards the keyring and the listing
+// agree: a provider that is there has its last saved key in the keyring,
+// one that is gone left none behind; conch.db holds none of the keys.
+func TestKeysSavedAndRemovedAtOnceLeaveTheKeyringAndListingAgreeing(t *testing.T) {
+	secrettest.Need(t)
+	e := secrettest.Bus(t, "")
+	e.Keyring(t, true)
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", e.Addr)
+	model := keyModel(t)
+	home := t.TempDir()
+	s := start(t, home)
+	const clients, rounds = 4, 8
+	errs := make(chan string, clients*rounds)
+	done := make(chan struct{})
+	for c := range clients {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range rounds {
+				var code int
+				var err error
+				if (c+i)%3 == 2 {
+					code, err = s.try("DELETE", "/api/providers/race", "", nil)
+					if err == nil && code != 204 && code != 404 {
+						errs <- fmt.Sprintf("DELETE: %d", code)
+					}
+				} else {
+					body := fmt.Sprintf(`{"kind":"openai","baseUrl":%q,"model":"key-model","apiKey":"sk-race-%d-%d"}`, model.BaseURL(), c, i)
+					code, err = s.try("PUT", "/api/providers/race", body, nil)
+					if err == nil && code != 200 {
+						errs <- fmt.Sprintf("PUT: %d", code)
+					}
+				}
+				if err != nil {
+					errs <- err.Error()
+				}
+			}
+		}()
+	}
+	for range clients {
+		<-done
+	}
+	close(errs)
+	for msg := range errs {
+		t.Error(msg)
+	}
+	var l keyProvider
+	code := s.answer(t, "GET", "/api/providers/race", "", &l)
+	got, inRing := e.Lookup(t, registry.KeyringService, "race")
+	switch {
+	case code == 404 && inRing:
+		t.Errorf("the provider is gone but the keyring still holds %q", got)
+	case code == 200 && (!l.KeySet || l.KeyStorage != registry.InKeyring || !inRing):
+		t.Errorf("the provider is listed %+v, the keyring holds %q (%v)", l, got, inRing)
+	case code != 200 && code != 404:
+		t.Errorf("GET after the race: %d", code)
+	}
+	if code == 200 {
+		n := len(model.Requests())
+		s.stop(t)
+		s = start(t, home)
+		if code := s.answer(t, "GET", "/api/providers/race", "", &l); code != 200 || !l.Ready {
+			t.Fatalf("after a restart: %d %+v", code, l)
+		}
+		if !signedSince(model, n, got) {
+			t.Errorf("after a restart the provider does not sign with the key the keyring holds (%q)", got)
+		}
+	}
+	if dbHolds(t, home, "sk-race-") {
+		t.Error("conch.db holds one of the keys")
+	}
+}
