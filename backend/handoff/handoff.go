@@ -98,7 +98,7 @@ func (s *Service) startWithID(ctx context.Context, id string, parent conversatio
 	if t.Title == "" {
 		t.Title = task.TitleFrom(sp.text)
 	}
-	if err := taskrun.CheckText(t.Text, t.Title); err != nil {
+	if err := taskrun.ValidateText(t.Text, t.Title); err != nil {
 		return task.Task{}, err
 	}
 	if err := checkFits(t.Check, t.Mode); err != nil {
@@ -140,7 +140,7 @@ func jobOf(sp spec) string {
 // checkFits refuses a check a task could never run: too long, or in plan
 // mode, which runs no commands.
 func checkFits(check string, mode task.Mode) error {
-	if _, err := taskrun.CheckRetries(check, nil); err != nil {
+	if _, err := taskrun.ValidateRetries(check, nil); err != nil {
 		return err
 	}
 	if check != "" && mode == task.Plan {
@@ -177,11 +177,11 @@ func (s *Service) Background(ctx context.Context, req taskrun.CreateRequest) (ta
 	if parent.Origin.Kind == conversation.FromTask {
 		return task.Task{}, fmt.Errorf("%w: a task's chat cannot send work away; send it from the chat the task came from", ErrInvalid)
 	}
-	if err := taskrun.CheckText(req.Text, req.Title); err != nil {
+	if err := taskrun.ValidateText(req.Text, req.Title); err != nil {
 		return task.Task{}, err
 	}
 	o := req.Options
-	retries, err := taskrun.CheckRetries(o.Check, o.CheckRetries)
+	retries, err := taskrun.ValidateRetries(o.Check, o.CheckRetries)
 	if err != nil {
 		return task.Task{}, err
 	}

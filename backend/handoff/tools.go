@@ -79,7 +79,7 @@ func (s *Service) backgroundTool(chatID string) tool.Tool {
 			if err != nil {
 				return "", err
 			}
-			if err := taskrun.CheckText(a.Text, a.Title); err != nil {
+			if err := taskrun.ValidateText(a.Text, a.Title); err != nil {
 				return "", fmt.Errorf("%s: %s", BackgroundTool, errcode.Sentence(err))
 			}
 			if err := checkFits(strings.TrimSpace(a.Check), parent.Mode); err != nil {
@@ -264,7 +264,7 @@ func parseParts(args json.RawMessage) ([]part, *float64, error) {
 		if strings.TrimSpace(p.Title) == "" || strings.TrimSpace(p.Instructions) == "" {
 			return nil, nil, fmt.Errorf("%s: part %d needs a title and instructions; nothing was started", DelegateTool, i+1)
 		}
-		if err := taskrun.CheckText(p.Instructions, p.Title); err != nil {
+		if err := taskrun.ValidateText(p.Instructions, p.Title); err != nil {
 			return nil, nil, fmt.Errorf("%s: part %d: %s Nothing was started", DelegateTool, i+1, errcode.Sentence(err))
 		}
 		if len(p.Model) > taskrun.MaxTitle || len(p.Provider) > taskrun.MaxTitle {

@@ -282,7 +282,7 @@ func (r *Runner) Insert(t task.Task) (task.Task, error) {
 	if strings.TrimSpace(t.Title) == "" {
 		t.Title = task.TitleFrom(t.Text)
 	}
-	if err := Check(t); err != nil {
+	if err := Validate(t); err != nil {
 		return task.Task{}, err
 	}
 	if t.CreatedAt.IsZero() {
@@ -301,9 +301,9 @@ const (
 	MaxTitle = 200
 )
 
-// CheckText refuses a task's text and title that can never run: empty or
+// ValidateText refuses a task's text and title that can never run: empty or
 // longer than MaxText, a title longer than MaxTitle.
-func CheckText(text, title string) error {
+func ValidateText(text, title string) error {
 	if strings.TrimSpace(text) == "" {
 		return fmt.Errorf("%w: text is empty: write what the task should do", ErrInvalid)
 	}
@@ -316,17 +316,17 @@ func CheckText(text, title string) error {
 	return nil
 }
 
-// Check is the one gate every new task passes, whoever made it: an id, a
+// Validate is the one gate every new task passes, whoever made it: an id, a
 // kind, a mode, text and title within bounds, and a folder that is an
 // absolute path to a folder that exists.
-func Check(t task.Task) error {
+func Validate(t task.Task) error {
 	if t.ID == "" || !t.Kind.Valid() {
 		return fmt.Errorf("%w: a task needs an id and a kind (background or helper)", ErrInvalid)
 	}
 	if !t.Mode.Valid() {
 		return fmt.Errorf("%w: unknown mode %q (plan, ask, edits or auto)", ErrInvalid, t.Mode)
 	}
-	if err := CheckText(t.Text, t.Title); err != nil {
+	if err := ValidateText(t.Text, t.Title); err != nil {
 		return err
 	}
 	if !filepath.IsAbs(t.Cwd) {
@@ -336,7 +336,7 @@ func Check(t task.Task) error {
 		return fmt.Errorf("%w: folder %s does not exist", ErrInvalid, t.Cwd)
 	}
 	if t.Check != "" {
-		if err := checkCommand(t.Check); err != nil {
+		if err := validateCheck(t.Check); err != nil {
 			return err
 		}
 		if t.Mode == task.Plan {
@@ -352,16 +352,16 @@ const (
 	MaxCheckRetries = 5
 )
 
-// CheckRetries validates a check command and its retries as a request
+// ValidateRetries validates a check command and its retries as a request
 // gives them, and returns the retries to keep (1 when none are given).
-func CheckRetries(check string, retries *int) (int, error) {
+func ValidateRetries(check string, retries *int) (int, error) {
 	if strings.TrimSpace(check) == "" {
 		if retries != nil {
 			return 0, fmt.Errorf("%w: checkRetries needs a check command", ErrInvalid)
 		}
 		return 0, nil
 	}
-	if err := checkCommand(check); err != nil {
+	if err := validateCheck(check); err != nil {
 		return 0, err
 	}
 	if retries == nil {
@@ -373,7 +373,7 @@ func CheckRetries(check string, retries *int) (int, error) {
 	return *retries, nil
 }
 
-func checkCommand(check string) error {
+func validateCheck(check string) error {
 	switch {
 	case len(check) > MaxCheck:
 		return fmt.Errorf("%w: the check command is longer than %d KiB", ErrInvalid, MaxCheck>>10)
@@ -418,7 +418,7 @@ func (r *Runner) newTask(req CreateRequest) (task.Task, error) {
 	if o.Mode == "" {
 		mode = task.Ask
 	}
-	retries, err := CheckRetries(o.Check, o.CheckRetries)
+	retries, err := ValidateRetries(o.Check, o.CheckRetries)
 	if err != nil {
 		return task.Task{}, err
 	}
@@ -450,7 +450,7 @@ func (r *Runner) newTask(req CreateRequest) (task.Task, error) {
 		Wake:                 task.WakeNone,
 		CreatedAt:            r.cfg.Now().UTC(),
 	}
-	return t, Check(t)
+	return t, Validate(t)
 }
 
 func (r *Runner) providerNames() []string {
