@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"conch/backend/ask"
+	"conch/backend/output"
 	"conch/backend/procmark"
 	"conch/backend/task"
 )
@@ -28,31 +29,9 @@ const outputFlush = 250 * time.Millisecond
 // saying so, and Conch carries on.
 func (r *Runner) run(ctx context.Context, e *entry, h *activeRun, begun *task.Task) {
 	defer r.wg.Done()
-	defer func() {
-		e.mu.Lock()
-		h.cancel(nil)
-		if e.run == h { // a retry may have started the next run already
-			e.run = nil
-		}
-		close(h.done)
-		e.mu.Unlock()
-		r.mu.Lock()
-		if h.slot {
-			r.active[h.kind]--
-			h.slot = false
-		}
-		r.unrefLocked(e)
-		r.mu.Unlock()
-		r.dispatch()
-	}()
-	defer func() {
-		if v := recover(); v != nil {
-			r.cfg.Log.Error("task run panicked", "task", e.id(), "panic", v, "stack", string(debug.Stack()))
-			r.finish(e, nil, Outcome{}, panicked(v), nil)
-		}
-	}()
+	defer r.endRun(e, h)
+	defer r.recoverRun(e)
 
-	id := e.id()
 	if begun == nil {
 		t, err := r.updateEntry(e, r.begin)
 		if err != nil {
@@ -62,30 +41,87 @@ func (r *Runner) run(ctx context.Context, e *entry, h *activeRun, begun *task.Ta
 		begun = &t
 	}
 	started := *begun
-	if ctx.Err() != nil { // stopped (or Conch closing) as it started
-		r.finish(e, nil, Outcome{}, finishCause(ctx, ctx.Err()), nil)
+	ex, w, err := r.open(ctx, started)
+	if err != nil {
+		r.finish(e, nil, Outcome{}, err, nil)
 		return
+	}
+	left, tail := r.prepareLog(w, started)
+	stopFlush := r.startFlush(ctx, e, w.Size)
+	wake, unwatch := r.watchWake(e)
+	defer unwatch()
+	var held heldLaunch
+	defer held.drop()
+	run := r.newRun(e, h, &held, started, w, tail)
+	run.Left, run.Woken = left, wake
+	out, runErr := r.execute(ctx, e, ex, run)
+	stopFlush()
+	size := w.Size()
+	if err := w.Close(); err != nil && runErr == nil {
+		runErr = fmt.Errorf("close output: %w", err)
+	}
+	// The work is over: the next task waiting takes the slot, and its
+	// start is stored with this one's end, in one write.
+	r.finish(e, &size, out, finishCause(ctx, runErr), r.passSlot(h), held.take())
+}
+
+// endRun lets go of what run held: its handle, its slot (unless passed on)
+// and its entry; then the queue moves.
+func (r *Runner) endRun(e *entry, h *activeRun) {
+	e.mu.Lock()
+	h.cancel(nil)
+	if e.run == h { // a retry may have started the next run already
+		e.run = nil
+	}
+	close(h.done)
+	e.mu.Unlock()
+	r.mu.Lock()
+	if h.slot {
+		r.active[h.kind]--
+		h.slot = false
+	}
+	r.unrefLocked(e)
+	r.mu.Unlock()
+	r.dispatch()
+}
+
+// recoverRun fails the task of a run that panicked, saying so.
+func (r *Runner) recoverRun(e *entry) {
+	if v := recover(); v != nil {
+		r.cfg.Log.Error("task run panicked", "task", e.id(), "panic", v, "stack", string(debug.Stack()))
+		r.finish(e, nil, Outcome{}, panicked(v), nil)
+	}
+}
+
+// open finds the executor of a task that is starting and opens its log.
+// An error is why the run ends before its work starts.
+func (r *Runner) open(ctx context.Context, started task.Task) (Executor, *output.Writer, error) {
+	if ctx.Err() != nil { // stopped (or Conch closing) as it started
+		return nil, nil, finishCause(ctx, ctx.Err())
 	}
 	ex := r.cfg.Executors[started.Provider]
 	if started.ConversationID != "" {
 		ex = r.cfg.Conversations
 	}
 	if ex == nil {
-		r.finish(e, nil, Outcome{}, fmt.Errorf("provider %q is not available", started.Provider), nil)
-		return
+		return nil, nil, fmt.Errorf("provider %q is not available", started.Provider)
 	}
 	if ready, reason := ex.Ready(); !ready {
-		r.finish(e, nil, Outcome{}, errors.New(reason), nil)
-		return
+		return nil, nil, errors.New(reason)
 	}
-	w, err := r.cfg.Logs.Open(id)
+	w, err := r.cfg.Logs.Open(started.ID)
 	if err != nil {
-		r.finish(e, nil, Outcome{}, fmt.Errorf("open output: %w", err), nil)
-		return
+		return nil, nil, fmt.Errorf("open output: %w", err)
 	}
+	return ex, w, nil
+}
+
+// prepareLog marks a run after an earlier one in the log, and returns what
+// the last run left (a resumed one's) and the tail of this run's output.
+func (r *Runner) prepareLog(w *output.Writer, started task.Task) (string, func(n int) string) {
 	left := ""
 	if started.Resume != nil {
-		left = r.leftOf(id, w.Size())
+		left = r.leftOf(started.ID, w.Size())
 	}
 	if w.Size() > 0 {
 		again := "tried again"
@@ -105,42 +141,53 @@ func (r *Runner) run(ctx context.Context, e *entry, h *activeRun, begun *task.Ta
 		}
 		return w.Tail(n)
 	}
+	return left, tail
+}
 
+// startFlush saves the log's size while the run works, until the returned
+// stop is called (which waits for the last save).
+func (r *Runner) startFlush(ctx context.Context, e *entry, size func() int64) (stop func()) {
 	flushDone := make(chan struct{})
 	flushCtx, stopFlush := context.WithCancel(ctx)
 	go func() {
 		defer close(flushDone)
-		r.flushOutput(flushCtx, e, w.Size)
+		r.flushOutput(flushCtx, e, size)
 	}()
+	return func() {
+		stopFlush()
+		<-flushDone
+	}
+}
 
+// watchWake gives the run the channel Resume signals while its task is
+// paused, and a func that takes it back.
+func (r *Runner) watchWake(e *entry) (chan struct{}, func()) {
 	wake := make(chan struct{}, 1)
 	e.mu.Lock()
 	e.wake = wake
 	e.mu.Unlock()
-	defer func() {
+	return wake, func() {
 		e.mu.Lock()
 		if e.wake == wake {
 			e.wake = nil
 		}
 		e.mu.Unlock()
-	}()
-	var held heldLaunch
-	defer held.drop()
-	out, runErr := r.execute(ctx, e, ex, &Run{
+	}
+}
+
+// newRun is what the executor works with: every report it makes is stored
+// through the runner, after a held launch (see heldLaunch).
+func (r *Runner) newRun(e *entry, h *activeRun, held *heldLaunch, started task.Task, w *output.Writer, tail func(int) string) *Run {
+	id := started.ID
+	return &Run{
 		Task:   started,
 		Mark:   procmark.Mark{Home: r.cfg.HomeMark, Task: id},
 		Output: w,
 		Tail:   tail,
-		Left:   left,
 		Progress: func(current, step string) {
 			held.store(r, e)
 			_, _ = r.updateEntry(e, func(t *task.Task) error {
-				if current != "" {
-					t.Current = current
-				}
-				if step != "" {
-					t.AddStep(step)
-				}
+				progress(t, current, step)
 				return nil
 			})
 		},
@@ -168,12 +215,7 @@ func (r *Runner) run(ctx context.Context, e *entry, h *activeRun, begun *task.Ta
 		Launched: func(pid int, current, step string) {
 			held.hold(func(t *task.Task) {
 				t.Pid = pid
-				if current != "" {
-					t.Current = current
-				}
-				if step != "" {
-					t.AddStep(step)
-				}
+				progress(t, current, step)
 			}, func() { held.store(r, e) })
 		},
 		Pause: func(p task.Paused, current string) {
@@ -192,17 +234,17 @@ func (r *Runner) run(ctx context.Context, e *entry, h *activeRun, begun *task.Ta
 				return nil
 			})
 		},
-		Woken: wake,
-	})
-	stopFlush()
-	<-flushDone
-	size := w.Size()
-	if err := w.Close(); err != nil && runErr == nil {
-		runErr = fmt.Errorf("close output: %w", err)
 	}
-	// The work is over: the next task waiting takes the slot, and its
-	// start is stored with this one's end, in one write.
-	r.finish(e, &size, out, finishCause(ctx, runErr), r.passSlot(h), held.take())
+}
+
+// progress sets what t does now and adds a step; an empty one stays.
+func progress(t *task.Task, current, step string) {
+	if current != "" {
+		t.Current = current
+	}
+	if step != "" {
+		t.AddStep(step)
+	}
 }
 
 // begin marks a task that is taking its slot running.
