@@ -1,0 +1,107 @@
+package taskrun
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"conch/backend/task"
+)
+
+// outputFlush is how often a running task's outputBytes is saved and
+// announced, so live views know there is more to read without a write per
+// chunk of output.
+const outputFlush = 250 * time.Millisecond
+
+// finishCause says why a run ended: stopped by the person, interrupted by
+// shutdown, or the executor's own error (nil for done). An executor that
+// says it was stopped (its chat's Stop) ends it stopped too.
+func finishCause(ctx context.Context, runErr error) error {
+	if cause := context.Cause(ctx); cause != nil {
+		if errors.Is(cause, errStopped) {
+			return errStopped
+		}
+		return errInterrupted
+	}
+	if errors.Is(runErr, ErrStopped) {
+		return errStopped
+	}
+	return runErr
+}
+
+//lint:ignore ST1005 the task's reason, shown to the person as a sentence
+var errInterrupted = errors.New(InterruptedReason)
+
+// finish writes the run's final status, after first (a held launch).
+// With next (the task its slot passed to), next's start is stored in the
+// same write and next's run started.
+func (r *Runner) finish(e *entry, size *int64, out Outcome, cause error, next *queuedRun, first ...func(t *task.Task)) {
+	end := func(t *task.Task) error {
+		for _, f := range first {
+			if f != nil {
+				f(t)
+			}
+		}
+		if size != nil {
+			t.OutputBytes = *size
+		}
+		t.ExitCode = out.ExitCode
+		t.Summary = out.Summary
+		for _, step := range out.Steps {
+			t.AddStep(step)
+		}
+		t.Paused = nil // however it ended, it waits on nothing now
+		if out.Result != nil {
+			res := *out.Result
+			t.Result = &res
+		}
+		now := r.cfg.Now()
+		switch {
+		case cause == nil:
+			return t.SetStatus(task.Done, now)
+		case errors.Is(cause, errStopped):
+			t.AddStep("Stopped")
+			return t.SetStatus(task.Stopped, now)
+		case errors.Is(cause, errInterrupted):
+			t.Error = InterruptedReason
+			return t.SetStatus(task.Interrupted, now)
+		default:
+			t.Error = cause.Error()
+			return t.SetStatus(task.Failed, now)
+		}
+	}
+	if next == nil {
+		_, _ = r.updateEntry(e, end) // refused: the task already ended (e.g. deleted)
+		return
+	}
+	var begun *task.Task
+	defer func() { go r.run(next.ctx, next.e, next.h, begun) }()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	next.e.mu.Lock() // a queued task's: never a running one's, so never the other way round
+	defer next.e.mu.Unlock()
+	ts, errs := r.updateAllLocked(change{e, end}, change{next.e, r.begin})
+	if errs[1] == nil {
+		begun = &ts[1]
+	}
+}
+
+// flushOutput saves the log's size while the task runs.
+func (r *Runner) flushOutput(ctx context.Context, e *entry, size func() int64) {
+	tick := time.NewTicker(outputFlush)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			n := size()
+			e.mu.Lock()
+			same := e.t.OutputBytes == n
+			e.mu.Unlock()
+			if !same {
+				_, _ = r.updateEntry(e, func(t *task.Task) error { t.OutputBytes = n; return nil })
+			}
+		}
+	}
+}

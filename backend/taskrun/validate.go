@@ -1,0 +1,178 @@
+package taskrun
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"conch/backend/store"
+	"conch/backend/task"
+)
+
+// Options are the optional settings of a new task.
+type Options struct {
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	Mode     string `json:"mode,omitempty"`
+	Cwd      string `json:"cwd,omitempty"`
+	// Check is a command run in the task's folder once it has done its
+	// work: the task is done only when it exits 0 (SPEC §4.2).
+	Check string `json:"check,omitempty"`
+	// CheckRetries is how many more turns a chat task's model gets to
+	// make a failing check pass (default 1, at most MaxCheckRetries).
+	CheckRetries *int `json:"checkRetries,omitempty"`
+}
+
+// CreateRequest is what it takes to start a background task.
+type CreateRequest struct {
+	Text           string  `json:"text"`
+	ConversationID string  `json:"conversationId,omitempty"`
+	Title          string  `json:"title,omitempty"`
+	Options        Options `json:"options,omitempty"`
+}
+
+// Bounds on what a task is asked to do; larger work belongs in a file.
+const (
+	MaxText  = 64 << 10
+	MaxTitle = 200
+)
+
+// ValidateText refuses a task's text and title that can never run: empty or
+// longer than MaxText, a title longer than MaxTitle.
+func ValidateText(text, title string) error {
+	if strings.TrimSpace(text) == "" {
+		return fmt.Errorf("%w: text is empty: write what the task should do", ErrInvalid)
+	}
+	if len(text) > MaxText {
+		return fmt.Errorf("%w: text is longer than %d KiB", ErrInvalid, MaxText>>10)
+	}
+	if len(strings.TrimSpace(title)) > MaxTitle {
+		return fmt.Errorf("%w: title is longer than %d bytes", ErrInvalid, MaxTitle)
+	}
+	return nil
+}
+
+// Validate is the one gate every new task passes, whoever made it: an id, a
+// kind, a mode, text and title within bounds, and a folder that is an
+// absolute path to a folder that exists.
+func Validate(t task.Task) error {
+	if t.ID == "" || !t.Kind.Valid() {
+		return fmt.Errorf("%w: a task needs an id and a kind (background or helper)", ErrInvalid)
+	}
+	if !t.Mode.Valid() {
+		return fmt.Errorf("%w: unknown mode %q (plan, ask, edits or auto)", ErrInvalid, t.Mode)
+	}
+	if err := ValidateText(t.Text, t.Title); err != nil {
+		return err
+	}
+	if !filepath.IsAbs(t.Cwd) {
+		return fmt.Errorf("%w: folder %q is not an absolute path", ErrInvalid, t.Cwd)
+	}
+	if fi, err := os.Stat(t.Cwd); err != nil || !fi.IsDir() {
+		return fmt.Errorf("%w: folder %s does not exist", ErrInvalid, t.Cwd)
+	}
+	if t.Check != "" {
+		if err := validateCheck(t.Check); err != nil {
+			return err
+		}
+		if t.Mode == task.Plan {
+			return fmt.Errorf("%w: a check runs a command, which plan mode refuses; pick ask, edits or auto, or leave the check out", ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// MaxCheck bounds a check command; MaxCheckRetries the extra turns.
+const (
+	MaxCheck        = 4 << 10
+	MaxCheckRetries = 5
+)
+
+// ValidateRetries validates a check command and its retries as a request
+// gives them, and returns the retries to keep (1 when none are given).
+func ValidateRetries(check string, retries *int) (int, error) {
+	if strings.TrimSpace(check) == "" {
+		if retries != nil {
+			return 0, fmt.Errorf("%w: checkRetries needs a check command", ErrInvalid)
+		}
+		return 0, nil
+	}
+	if err := validateCheck(check); err != nil {
+		return 0, err
+	}
+	if retries == nil {
+		return 1, nil
+	}
+	if *retries < 0 || *retries > MaxCheckRetries {
+		return 0, fmt.Errorf("%w: checkRetries must be 0 to %d", ErrInvalid, MaxCheckRetries)
+	}
+	return *retries, nil
+}
+
+func validateCheck(check string) error {
+	switch {
+	case len(check) > MaxCheck:
+		return fmt.Errorf("%w: the check command is longer than %d KiB", ErrInvalid, MaxCheck>>10)
+	case strings.ContainsRune(check, 0):
+		return fmt.Errorf("%w: the check command holds a NUL byte", ErrInvalid)
+	}
+	return nil
+}
+
+func (r *Runner) newTask(req CreateRequest) (task.Task, error) {
+	o := req.Options
+	if o.Provider == "" {
+		o.Provider = "shell"
+	}
+	if _, ok := r.cfg.Executors[o.Provider]; !ok {
+		return task.Task{}, fmt.Errorf("%w: unknown provider %q (known: %s)", ErrInvalid, o.Provider, strings.Join(r.providerNames(), ", "))
+	}
+	mode := task.Mode(o.Mode)
+	if o.Mode == "" {
+		mode = task.Ask
+	}
+	retries, err := ValidateRetries(o.Check, o.CheckRetries)
+	if err != nil {
+		return task.Task{}, err
+	}
+	cwd := o.Cwd
+	if cwd == "" {
+		cwd = r.cfg.Home
+	}
+	if filepath.IsAbs(cwd) {
+		cwd = filepath.Clean(cwd)
+	}
+	title := strings.TrimSpace(req.Title)
+	if title == "" {
+		title = task.TitleFrom(req.Text)
+	}
+	t := task.Task{
+		ID:                   store.NewID(),
+		Kind:                 task.Background,
+		Status:               task.Queued,
+		Title:                title,
+		Text:                 req.Text,
+		ParentConversationID: req.ConversationID,
+		Provider:             o.Provider,
+		Model:                o.Model,
+		Mode:                 mode,
+		Cwd:                  cwd,
+		Check:                strings.TrimSpace(o.Check),
+		CheckRetries:         retries,
+		Steps:                []string{},
+		Wake:                 task.WakeNone,
+		CreatedAt:            r.cfg.Now().UTC(),
+	}
+	return t, Validate(t)
+}
+
+func (r *Runner) providerNames() []string {
+	var names []string
+	for n := range r.cfg.Executors {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
