@@ -1,4 +1,5 @@
 import { getContext, setContext } from 'svelte';
+import type { Inbox } from './approvals/inbox.svelte';
 import type { Backend } from './backend';
 import type { ChatsStore } from './chats/store.svelte';
 import type { Clock } from './clock.svelte';
@@ -16,6 +17,8 @@ export interface AppContext {
   backend: Backend;
   tasks: TasksStore;
   chats: ChatsStore;
+  /** The pending questions of the tasks and the chats: the approval inbox. */
+  inbox: Inbox;
   clock: Clock;
   nav: Nav;
   doctor: DoctorStore;

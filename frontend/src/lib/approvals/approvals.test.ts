@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Status, type Ask, type Conversation } from '../backend/contract';
-import { makeTask } from '../tasks/fixture';
+import { makeTask } from '../backend/fixture';
 import { approvalsLabel, approvalsOf, chatQuestionsOf, inboxOf } from './approvals';
 
 const ask = (id: string, askedAt: string): Ask => ({ id, tool: 'bash', detail: `Run \`${id}\`?`, askedAt, expiresAt: '2026-11-30T08:00:00Z' });

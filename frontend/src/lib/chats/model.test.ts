@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MessageKind } from '../backend/contract';
-import { makeConversation, makeMessage } from './fixture';
+import { makeConversation, makeMessage } from '../backend/fixture';
 import { chatTitle, foldMessages, formatUSD, groupByDay, limitSentence } from './model';
 
 describe('groupByDay', () => {

@@ -16,7 +16,6 @@ import {
 } from '../backend/contract';
 import { toApiError, type ApiError } from '../backend/error';
 import { timeOf } from '../tasks/time';
-import { chatQuestionsOf, type ChatQuestion } from '../approvals/approvals';
 
 /** How many chats one page of the chat list holds. */
 export const chatPage = 100;
@@ -72,8 +71,6 @@ export class ChatsStore {
    * the last page reached waits until the pages get there.
    */
   readonly list: Conversation[] = $derived([...this.byId.values()].filter((c) => c.origin.kind !== 'task' && timeOf(c.updatedAt) >= this.boundary));
-  /** The chats waiting on the person's answer, oldest question first: worked out when a chat changes, not each time a task does. */
-  readonly questions: ChatQuestion[] = $derived(chatQuestionsOf(this.list));
   /** The cursor of the next page of the chat list; '' when the pages reached the end. */
   next = $state('');
   /** When the oldest chat of the loaded pages changed (-Infinity once every page is loaded). */

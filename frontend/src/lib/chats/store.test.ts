@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { ApprovalKind, EventType, MessageKind, type Approval, type Conversation, type ConversationQuery } from '../backend/contract';
 import { ApiError } from '../backend/error';
 import { ChatsStore } from './store.svelte';
-import { chatMethods, makeConversation, makeMessage } from './fixture';
+import { chatMethods, makeConversation, makeMessage } from '../backend/fixture';
 import type { Backend } from '../backend/backend';
 
 function backend(over: Partial<ReturnType<typeof chatMethods>> = {}): Backend {

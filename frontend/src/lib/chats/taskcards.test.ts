@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Kind, MessageKind, Status, type TaskSnapshot } from '../backend/contract';
-import { makeTask } from '../tasks/fixture';
-import { makeMessage } from './fixture';
+import { makeMessage, makeTask } from '../backend/fixture';
 import { foldMessages } from './model';
 import { bannerLead, bannerText, cardView, groupCost, groupTally, helpersLabel, type TaskCardItem } from './taskcards';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Status } from '../backend/contract';
-import { makeTask } from '../tasks/fixture';
+import { makeTask } from '../backend/fixture';
 import { TaskAction, taskActions } from './actions';
 
 describe('taskActions', () => {

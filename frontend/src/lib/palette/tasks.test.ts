@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Status } from '../backend/contract';
-import { makeTask } from '../tasks/fixture';
-import { makeConversation } from '../chats/fixture';
+import { makeConversation, makeTask } from '../backend/fixture';
 import { loadedFinished, paletteChats, paletteTasks } from './tasks';
 
 describe('paletteTasks', () => {

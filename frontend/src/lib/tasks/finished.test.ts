@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Status } from '../backend/contract';
-import { makeTask } from './fixture';
+import { makeTask } from '../backend/fixture';
 import { StatusFilter, byDay, chatChoices, dayLabel, emptyFilter, filterTasks, formatAgo, isFiltering, noChat } from './finished';
 
 const now = new Date(2026, 11, 1, 15, 0, 0).getTime(); // Tue 1 Dec 2026, 15:00 local

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ResultSource, Status, statuses } from '../backend/contract';
-import { makeTask } from './fixture';
+import { makeTask } from '../backend/fixture';
 import { chipWord, firstSentence, ordinal, statusDetail, statusLanguage, worktreeLine } from './language';
 
 describe('status language', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EventType, Kind, Status, type Task } from '../backend/contract';
-import { makeTask } from './fixture';
+import { makeTask } from '../backend/fixture';
 import { applyEvent, badgeOf, chatOfTask, queuePositions } from './model';
 
 const changed = (task: Task) => ({ type: EventType.TaskChanged, task }) as const;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Status, type Task } from '../backend/contract';
-import { makeTask } from './fixture';
+import { makeTask } from '../backend/fixture';
 import { Group } from './language';
 import type { Groups } from './model';
 import { OrderedGroups, comparePlaces, placeOf, prefixLength } from './ordered';

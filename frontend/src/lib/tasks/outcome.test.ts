@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ResultSource, Status } from '../backend/contract';
-import { makeTask } from './fixture';
+import { makeTask } from '../backend/fixture';
 import { NextStep, exitWords, isDeclined, meaningfulLine, outcomeOf } from './outcome';
 
 const vitest = ['', ' RUN  v4.1.12 /work/app', '', ' ✓ src/billing/invoice.test.ts (31 tests) 1204ms', '', ' Test Files  1 passed (1)', '      Tests  31 passed (31)', '   Start at  12:00:01', '   Duration  1.52s', ''].join('\n');

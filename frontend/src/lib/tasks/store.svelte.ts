@@ -4,7 +4,6 @@ import { SvelteMap, SvelteSet } from 'svelte/reactivity';
 import type { Backend } from '../backend/backend';
 import { EventType, Kind, isActive, isFinished, statuses, type AppEvent, type CreateTaskRequest, type Slots, type Status, type Task, type TaskEvent, type TaskList, type TaskQuery } from '../backend/contract';
 import { ApiError, toApiError } from '../backend/error';
-import { approvalsOf, type TaskApproval } from '../approvals/approvals';
 import { Group } from './language';
 import { applyEvent, badgeOf, queuePositions, type Badge, type Groups } from './model';
 import { OrderedGroups, comparePlaces, placeOf, prefixLength, sameTasks } from './ordered';
@@ -151,8 +150,6 @@ export class TasksStore {
   });
   /** Place in line of each queued task. */
   readonly positions: Map<string, number> = $derived(queuePositions(this.groups[Group.Waiting]));
-  /** Every pending question, oldest first: the approval inbox. */
-  readonly approvals: TaskApproval[] = $derived(approvalsOf(this.groups[Group.NeedsYou]));
   /** The sidebar badge (the tasks' questions alone; the sidebar adds the chats'). */
   readonly badge: Badge | null = $derived(badgeOf(this.counts));
   /** Background slots: how many hold one now (from the live list) and the limit (from the last load). */

@@ -2,8 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { Backend } from '../backend/backend';
 import { EventType, Status, type Preferences, type Task, type AppEvent, type TaskEvent, type TaskList, type TaskQuery } from '../backend/contract';
 import { ApiError } from '../backend/error';
-import { chatMethods } from '../chats/fixture';
-import { makeTask } from './fixture';
+import { chatMethods, makeTask } from '../backend/fixture';
 import { Group } from './language';
 import { Pending, TasksStore, alreadyAnswered } from './store.svelte';
 

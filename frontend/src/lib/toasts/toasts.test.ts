@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Status, type Ask } from '../backend/contract';
 import { Page } from '../nav.svelte';
-import { makeTask } from '../tasks/fixture';
+import { makeTask } from '../backend/fixture';
 import { ToastKind, toastFor, type View } from './rules';
 import { ToastStore, maxToasts, toastMs } from './toasts.svelte';
 
