@@ -11,8 +11,8 @@ import (
 
 	"conch/backend/chat"
 	"conch/backend/handoff"
-	"conch/backend/internal/agentrig"
-	"conch/backend/internal/modelserver"
+	"conch/backend/internal/testrig/agentrig"
+	"conch/backend/internal/testrig/modelserver"
 	"conch/backend/provider"
 	"conch/backend/provider/agentcli"
 	"conch/backend/task"

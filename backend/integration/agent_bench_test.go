@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"conch/backend/conversation"
-	"conch/backend/internal/agentbin"
-	"conch/backend/internal/agentrig"
-	"conch/backend/internal/modelserver"
+	"conch/backend/internal/testrig/agentbin"
+	"conch/backend/internal/testrig/agentrig"
+	"conch/backend/internal/testrig/modelserver"
 	"conch/backend/task"
 )
 

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"conch/backend/internal/modelserver"
-	"conch/backend/internal/modelserver/chatcompletions"
-	"conch/backend/internal/secrettest"
+	"conch/backend/internal/testrig/modelserver"
+	"conch/backend/internal/testrig/modelserver/chatcompletions"
+	"conch/backend/internal/testrig/secrettest"
 	"conch/backend/provider/registry"
 )
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"conch/backend/internal/modelserver"
-	"conch/backend/internal/modelserver/chatcompletions"
+	"conch/backend/internal/testrig/modelserver"
+	"conch/backend/internal/testrig/modelserver/chatcompletions"
 )
 
 // The scripted model is a real HTTP server on loopback (a paced

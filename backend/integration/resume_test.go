@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"conch/backend/conversation"
-	"conch/backend/internal/modelserver"
-	"conch/backend/internal/modelserver/chatcompletions"
+	"conch/backend/internal/testrig/modelserver"
+	"conch/backend/internal/testrig/modelserver/chatcompletions"
 	"conch/backend/task"
 )
 

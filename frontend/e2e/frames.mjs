@@ -90,7 +90,7 @@ const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, M
 function seed(home) {
   const built = process.env.CONCH_SEEDTASKS;
   if (built) execFileSync(built, ['-home', home, '-n', String(seeded)], { stdio: 'inherit' });
-  else execFileSync('go', ['run', './backend/internal/seedtasks', '-home', home, '-n', String(seeded)], { cwd: root, stdio: 'inherit' });
+  else execFileSync('go', ['run', './backend/internal/devcmd/seedtasks', '-home', home, '-n', String(seeded)], { cwd: root, stdio: 'inherit' });
 }
 
 /**

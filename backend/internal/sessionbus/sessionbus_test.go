@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"conch/backend/internal/dbustest"
+	"conch/backend/internal/testrig/dbustest"
 )
 
 func TestConnectOnlyWhenThereIsABus(t *testing.T) {

@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"conch/backend/internal/agentbin"
-	"conch/backend/internal/agentrig"
-	"conch/backend/internal/modelserver"
-	"conch/backend/internal/modelserver/anthropic"
+	"conch/backend/internal/testrig/agentbin"
+	"conch/backend/internal/testrig/agentrig"
+	"conch/backend/internal/testrig/modelserver"
+	"conch/backend/internal/testrig/modelserver/anthropic"
 	"conch/backend/provider"
 	"conch/backend/task"
 )

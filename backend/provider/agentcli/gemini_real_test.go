@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"conch/backend/internal/agentbin"
-	"conch/backend/internal/agentrig"
-	"conch/backend/internal/modelserver"
-	"conch/backend/internal/modelserver/gemini"
+	"conch/backend/internal/testrig/agentbin"
+	"conch/backend/internal/testrig/agentrig"
+	"conch/backend/internal/testrig/modelserver"
+	"conch/backend/internal/testrig/modelserver/gemini"
 	"conch/backend/provider"
 	"conch/backend/task"
 )

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"conch/backend/internal/modelserver"
-	"conch/backend/internal/modelserver/chatcompletions"
+	"conch/backend/internal/testrig/modelserver"
+	"conch/backend/internal/testrig/modelserver/chatcompletions"
 	"conch/backend/provider"
 	"conch/backend/provider/internal/wiretest"
 )

@@ -10,8 +10,8 @@ import (
 	"conch/backend/chat"
 	"conch/backend/conversation"
 	"conch/backend/event"
-	"conch/backend/internal/modelserver"
-	"conch/backend/internal/modelserver/chatcompletions"
+	"conch/backend/internal/testrig/modelserver"
+	"conch/backend/internal/testrig/modelserver/chatcompletions"
 	"conch/backend/output"
 	"conch/backend/provider/registry"
 )
