@@ -20,6 +20,7 @@ import (
 	"conch/backend/budget"
 	"conch/backend/chat"
 	"conch/backend/engine"
+	"conch/backend/internal/quantity"
 	"conch/backend/pref"
 	"conch/backend/provider"
 	"conch/backend/task"
@@ -508,16 +509,9 @@ func salvage(ctx context.Context, rec task.Worktree, progress func(current, step
 	}
 	rec.Salvage = &s
 	if s.Ref != "" {
-		progress("", fmt.Sprintf("Saved its unfinished work (%s) to %s", plural(len(s.Files), "file", "files"), s.Ref))
+		progress("", fmt.Sprintf("Saved its unfinished work (%s) to %s", quantity.Plural(len(s.Files), "file", "files"), s.Ref))
 	}
 	return rec
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 // SettleLeft looks again at the worktrees of helpers that ended without

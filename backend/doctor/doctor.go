@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 
+	"conch/backend/internal/quantity"
 	"conch/backend/pref"
 	"conch/backend/task"
 )
@@ -164,15 +165,15 @@ func checkTasks(tasks []task.Task, total int) Check {
 	}
 	parts := []string{}
 	if working > 0 {
-		parts = append(parts, plural(working, "task is working", "tasks are working"))
+		parts = append(parts, quantity.Plural(working, "task is working", "tasks are working"))
 	}
 	if needsYou > 0 {
 		c.Level = Info
-		parts = append(parts, plural(needsYou, "task needs your OK", "tasks need your OK"))
+		parts = append(parts, quantity.Plural(needsYou, "task needs your OK", "tasks need your OK"))
 	}
 	if interrupted > 0 {
 		c.Level = Warn
-		parts = append(parts, plural(interrupted, "task was interrupted when Conch stopped", "tasks were interrupted when Conch stopped"))
+		parts = append(parts, quantity.Plural(interrupted, "task was interrupted when Conch stopped", "tasks were interrupted when Conch stopped"))
 		switch {
 		case resumable == interrupted:
 			c.Fix = "Open Tasks and press Resume to carry them on from where they stopped, or Delete them."
@@ -183,7 +184,7 @@ func checkTasks(tasks []task.Task, total int) Check {
 		}
 	}
 	if len(parts) == 0 {
-		c.Summary = fmt.Sprintf("Nothing needs you (%s in all).", plural(total, "task", "tasks"))
+		c.Summary = fmt.Sprintf("Nothing needs you (%s in all).", quantity.Plural(total, "task", "tasks"))
 	} else {
 		c.Summary = capitalise(strings.Join(parts, "; ")) + "."
 	}
@@ -229,7 +230,7 @@ func checkProviders(ps []Provider) Check {
 		c.Summary = fmt.Sprintf("%d of %d providers are ready.", ready, len(ps))
 		c.Fix = "See why each one is not ready below."
 	default:
-		c.Summary = plural(ready, "provider is ready", "providers are ready") + "."
+		c.Summary = quantity.Plural(ready, "provider is ready", "providers are ready") + "."
 	}
 	return c
 }
@@ -242,7 +243,7 @@ func checkStore(s Store) Check {
 		c.Fix = "Check the folder's permissions and free space; if another Conch runs, use that one."
 		return c
 	}
-	c.Summary = fmt.Sprintf("Opens fine: schema version %d, %s.", s.Schema, size(s.Size))
+	c.Summary = fmt.Sprintf("Opens fine: schema version %d, %s.", s.Schema, quantity.Bytes(s.Size))
 	if s.Note != "" {
 		c.Level = Info
 		c.Summary = s.Note
@@ -304,25 +305,6 @@ func onOff(topic string, on bool) string {
 		return topic + ": on"
 	}
 	return topic + ": off"
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
-func size(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 func capitalise(s string) string {

@@ -17,6 +17,7 @@ import (
 	"conch/backend/conversation"
 	"conch/backend/engine"
 	"conch/backend/errcode"
+	"conch/backend/internal/quantity"
 	"conch/backend/provider"
 	"conch/backend/store"
 	"conch/backend/task"
@@ -206,7 +207,7 @@ func (s *Service) delegate(ctx context.Context, chatID string, args json.RawMess
 	}
 	if jobCap != nil && *jobCap > 0 && total > *jobCap {
 		return "", fmt.Errorf("Refused: %s would cost about %s to start, more than this job's %s cap. Nothing was started; raise the cap or use fewer parts.",
-			plural(len(specs), "part", "parts"), budget.USD(total), budget.USD(*jobCap))
+			quantity.Plural(len(specs), "part", "parts"), budget.USD(total), budget.USD(*jobCap))
 	}
 	group := uuid.NewString()
 	started := make([]task.Task, 0, len(specs))
@@ -393,19 +394,12 @@ func (s *Service) fanOutTooDear(parent conversation.Conversation, estimates []fl
 	}
 	if left := parent.Limit - parent.Spent; est > left {
 		return fmt.Sprintf("Refused: %s would cost about %s to start, and this chat has %s left of its %s limit. Nothing was started; raise the limit or use fewer parts.",
-			plural(len(estimates), "part", "parts"), budget.USD(est), budget.USD(max(left, 0)), budget.USD(parent.Limit))
+			quantity.Plural(len(estimates), "part", "parts"), budget.USD(est), budget.USD(max(left, 0)), budget.USD(parent.Limit))
 	}
 	return ""
 }
 
 // plural says n things ("1 part", "3 parts").
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
 func firstNonEmpty(a, b string) string {
 	if strings.TrimSpace(a) != "" {
 		return a

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"conch/backend/internal/quantity"
 )
 
 // IncludeFile is where a repository lists, one a line, the files and
@@ -129,10 +131,10 @@ func (t Tree) include(ctx context.Context, repo string, out io.Writer) error {
 	}
 	if len(notIgnored) > 0 {
 		say("%s not ignored by git, so not copied: in the worktree it would count as the helper's work (%s)",
-			plural(len(notIgnored), "1 file is", "files are"), shown(notIgnored))
+			quantity.Plural(len(notIgnored), "file is", "files are"), shown(notIgnored))
 	}
 	if copied > 0 {
-		say("copied %s from %s", plural(copied, "1 file", "files"), repo)
+		say("copied %s from %s", quantity.Plural(copied, "file", "files"), repo)
 	}
 	return nil
 }
@@ -424,13 +426,6 @@ func why(err error) string {
 }
 
 // plural says n things ("1 file", "3 files").
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
 // shown lists the first few names, and how many more.
 func shown(names []string) string {
 	if len(names) <= maxShown {
