@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"conch/backend/errcode"
+	"conch/backend/internal/quantity"
 	"conch/backend/store"
 )
 
@@ -51,27 +52,18 @@ const (
 // the person (it holds their chats, and provider keys when the OS has no
 // keyring). FILE "-" writes to stdout.
 func BackupCommand(args []string, stdout, stderr io.Writer, env Env) int {
-	fl := flag.NewFlagSet("backup", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	homeFlag := fl.String("home", "", "home folder (default $CONCH_HOME or ~/.conch)")
-	withOutput := fl.Bool("with-output", false, "save a tar that holds the output logs too")
-	fl.Usage = func() { fmt.Fprintln(stderr, "Usage:\n"+BackupUsage); fl.PrintDefaults() }
-	pos, err := parseFlags(fl, args)
-	if err != nil {
+	a, ok := parseArgs("backup", BackupUsage, "with-output", "save a tar that holds the output logs too", args, stderr)
+	if !ok {
 		return 2
 	}
-	if len(pos) != 1 {
-		fl.Usage()
-		return 2
-	}
-	file := pos[0]
+	file, withOutput := a.file, a.on
 	fail := func(err error) int { fmt.Fprintln(stderr, "conch: backup:", err); return 1 }
-	if ext := strings.ToLower(filepath.Ext(file)); ext == ".tar" && !*withOutput {
+	if ext := strings.ToLower(filepath.Ext(file)); ext == ".tar" && !withOutput {
 		return fail(fmt.Errorf("%s ends in .tar: add --with-output for a tar with the logs, or name it .db", file))
-	} else if ext == ".db" && *withOutput {
+	} else if ext == ".db" && withOutput {
 		return fail(fmt.Errorf("%s ends in .db, but --with-output saves a tar: name it .tar", file))
 	}
-	home, err := env.Home(*homeFlag)
+	home, err := env.Home(a.home)
 	if err != nil {
 		return fail(err)
 	}
@@ -85,13 +77,13 @@ func BackupCommand(args []string, stdout, stderr io.Writer, env Env) int {
 		st, err := store.OpenReadOnly(dbPath)
 		if err == nil {
 			defer st.Close()
-			_, err = Source{Store: st, Home: home}.Write(w, *withOutput, nil)
+			_, err = Source{Store: st, Home: home}.Write(w, withOutput, nil)
 			return err
 		}
 		if !errors.Is(err, store.ErrInUse) {
 			return err
 		}
-		from, err = askRunning(home, env, *withOutput, w)
+		from, err = askRunning(home, env, withOutput, w)
 		if err != nil {
 			return fmt.Errorf("%v, and it did not hand over a backup (%w); take one in its Settings → Backup, or stop it and run this again", inUseText(dbPath), err)
 		}
@@ -121,11 +113,11 @@ func BackupCommand(args []string, stdout, stderr io.Writer, env Env) int {
 	if from != "" {
 		fmt.Fprintf(stdout, "Asked the running Conch at %s.\n", from)
 	}
-	what := fmt.Sprintf("%s, %s", count(contents.Tasks, "task"), count(contents.Conversations, "chat"))
-	if *withOutput {
-		what += ", " + count(contents.Logs, "output log")
+	what := fmt.Sprintf("%s, %s", quantity.Plural(contents.Tasks, "task", "tasks"), quantity.Plural(contents.Conversations, "chat", "chats"))
+	if withOutput {
+		what += ", " + quantity.Plural(contents.Logs, "output log", "output logs")
 	}
-	fmt.Fprintf(stdout, "Backed up %s to %s: %s (%s).\nRestore it with: conch restore %s --home DIR\n", home, file, what, humanBytes(size), file)
+	fmt.Fprintf(stdout, "Backed up %s to %s: %s (%s).\nRestore it with: conch restore %s --home DIR\n", home, file, what, quantity.Bytes(size), file)
 	return 0
 }
 
@@ -221,26 +213,17 @@ func writeAtomic(file string, fill func(io.Writer) error, check func(tmp string)
 
 // RestoreCommand is `conch restore FILE [--home DIR] [--replace]`.
 func RestoreCommand(args []string, stdout, stderr io.Writer, env Env) int {
-	fl := flag.NewFlagSet("restore", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	homeFlag := fl.String("home", "", "home folder (default $CONCH_HOME or ~/.conch)")
-	replace := fl.Bool("replace", false, "replace the store the home has (it is kept beside it)")
-	fl.Usage = func() { fmt.Fprintln(stderr, "Usage:\n"+RestoreUsage); fl.PrintDefaults() }
-	pos, err := parseFlags(fl, args)
-	if err != nil {
+	a, ok := parseArgs("restore", RestoreUsage, "replace", "replace the store the home has (it is kept beside it)", args, stderr)
+	if !ok {
 		return 2
 	}
-	if len(pos) != 1 {
-		fl.Usage()
-		return 2
-	}
-	file := pos[0]
-	home, err := env.Home(*homeFlag)
+	file := a.file
+	home, err := env.Home(a.home)
 	if err != nil {
 		fmt.Fprintln(stderr, "conch: restore:", err)
 		return 1
 	}
-	res, err := Restore(file, home, RestoreOptions{Replace: *replace})
+	res, err := Restore(file, home, RestoreOptions{Replace: a.on})
 	if err != nil {
 		fmt.Fprintln(stderr, "conch:", err)
 		if errors.Is(err, store.ErrInUse) {
@@ -248,9 +231,9 @@ func RestoreCommand(args []string, stdout, stderr io.Writer, env Env) int {
 		}
 		return 1
 	}
-	what := fmt.Sprintf("%s, %s", count(res.Tasks, "task"), count(res.Conversations, "chat"))
+	what := fmt.Sprintf("%s, %s", quantity.Plural(res.Tasks, "task", "tasks"), quantity.Plural(res.Conversations, "chat", "chats"))
 	if res.Logs > 0 {
-		what += ", " + count(res.Logs, "output log")
+		what += ", " + quantity.Plural(res.Logs, "output log", "output logs")
 	}
 	fmt.Fprintf(stdout, "Restored %s into %s: %s.\n", file, home, what)
 	switch res.Interrupted {
@@ -271,6 +254,36 @@ func RestoreCommand(args []string, stdout, stderr io.Writer, env Env) int {
 		fmt.Fprintf(stdout, "The store it replaced is kept as %s.\n", res.Kept)
 	}
 	return 0
+}
+
+// fileArgs are what backup and restore are given: the one FILE, --home
+// DIR, and whether the command's own switch (--with-output, --replace) is
+// on.
+type fileArgs struct {
+	file, home string
+	on         bool
+}
+
+// parseArgs reads a command's arguments: one FILE, --home DIR and the
+// switch named on. It is false, the usage shown, when they do not parse or
+// there is not exactly one FILE; the command then exits with 2.
+func parseArgs(cmd, usage, on, onUsage string, args []string, stderr io.Writer) (fileArgs, bool) {
+	var a fileArgs
+	fl := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	fl.StringVar(&a.home, "home", "", "home folder (default $CONCH_HOME or ~/.conch)")
+	fl.BoolVar(&a.on, on, false, onUsage)
+	fl.Usage = func() { fmt.Fprintln(stderr, "Usage:\n"+usage); fl.PrintDefaults() }
+	pos, err := parseFlags(fl, args)
+	if err != nil {
+		return a, false
+	}
+	if len(pos) != 1 {
+		fl.Usage()
+		return a, false
+	}
+	a.file = pos[0]
+	return a, true
 }
 
 // parseFlags parses flags wherever they are among the arguments (`conch
@@ -297,23 +310,4 @@ func parseFlags(fl *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
-}
-
-func count(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.0f KB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"conch/backend/backup"
+	"conch/backend/internal/quantity"
 	"conch/backend/store"
 	"conch/backend/task"
 )
@@ -60,6 +61,8 @@ func TestBackupAndRestoreCommands(t *testing.T) {
 		}
 		if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {
 			t.Fatalf("backup file %v, %v: want it readable by the person alone", fi.Mode(), err)
+		} else if want := "(" + quantity.Bytes(fi.Size()) + ")."; !strings.Contains(stdout, want) || !strings.HasSuffix(want, "iB).") {
+			t.Fatalf("conch backup said %q, want the size in binary units as doctor says it, %s", stdout, want)
 		}
 		fresh := filepath.Join(t.TempDir(), "home")
 		code, stdout, stderr = run(restoreCmd, file, "--home", fresh)
