@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"conch/backend/internal/lru"
 	"conch/backend/store"
 )
 
@@ -17,50 +16,26 @@ const cacheSize = 256
 func (r *Runner) acquire(id string) (*entry, func(), error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	e, ok := r.entries[id]
-	if !ok {
-		t, err := r.cfg.Store.Task(id)
-		if err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				err = fmt.Errorf("task %q: %w", id, ErrNotFound)
-			}
-			return nil, nil, err
+	return r.entries.Acquire(id, r.load)
+}
+
+// load reads a task the cache does not hold from the store.
+func (r *Runner) load(id string) (*entry, error) {
+	t, err := r.cfg.Store.Task(id)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			err = fmt.Errorf("task %q: %w", id, ErrNotFound)
 		}
-		e = &entry{t: t}
-		r.entries[id] = e
+		return nil, err
 	}
-	e.refs++
-	r.tick++
-	e.used = r.tick
-	return e, func() { r.release(e) }, nil
+	return &entry{t: t}, nil
 }
 
-// release lets go of an entry acquire gave, and trims the cache.
-func (r *Runner) release(e *entry) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.unrefLocked(e)
-}
-
-// unrefLocked lets go of e (with r.mu held) and trims the cache when it
-// has grown to twice its size.
-func (r *Runner) unrefLocked(e *entry) {
-	e.refs--
-	if len(r.entries) > 2*cacheSize {
-		r.trimLocked()
-	}
-}
-
-// trimLocked drops the least recently used finished entries nobody holds,
-// down to cacheSize of them. A run holds its entry (see dispatch), so
-// nothing that is working is ever dropped.
-func (r *Runner) trimLocked() {
-	lru.Trim(r.entries, cacheSize, func(e *entry) (bool, int64) {
-		if e.refs > 0 {
-			return false, 0
-		}
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		return e.t.Status.Finished() || e.deleted, e.used
-	})
+// finished says whether e may leave the cache when nobody holds it: a run
+// holds its entry (see nextLocked), and a task that is not finished stays
+// for the queue, so nothing that is working is ever dropped.
+func finished(e *entry) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.t.Status.Finished() || e.deleted
 }

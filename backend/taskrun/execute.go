@@ -19,7 +19,7 @@ import (
 // (nil: run stores it). A panic anywhere in the run fails this task,
 // saying so, and Conch carries on.
 func (r *Runner) run(ctx context.Context, e *entry, h *activeRun, begun *task.Task) {
-	defer r.wg.Done()
+	defer r.life.WG.Done()
 	defer r.endRun(e, h)
 	defer r.recoverRun(e)
 
@@ -71,7 +71,7 @@ func (r *Runner) endRun(e *entry, h *activeRun) {
 		r.active[h.kind]--
 		h.slot = false
 	}
-	r.unrefLocked(e)
+	r.entries.ReleaseLocked(e)
 	r.mu.Unlock()
 	r.dispatch()
 }

@@ -4,7 +4,7 @@ package taskrun
 func (r *Runner) Held() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.entries)
+	return r.entries.Len()
 }
 
 // CacheSize is how many finished tasks nobody holds stay in memory.

@@ -157,7 +157,7 @@ func (r *Runner) Delete(id string) error {
 	// finds it gone before it starts, and its command never runs.
 	e.deleted = true
 	r.dequeueLocked(id)
-	delete(r.entries, id)
+	r.entries.Remove(id)
 	if err := r.cfg.Logs.Remove(id); err != nil {
 		return fmt.Errorf("delete task %s output: %w", id, err)
 	}

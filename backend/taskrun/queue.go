@@ -64,11 +64,11 @@ func (r *Runner) insert(t task.Task) (task.Task, error) {
 	}
 	e := &entry{t: t}
 	r.mu.Lock()
-	if r.closed {
+	if r.life.Closed() {
 		r.mu.Unlock()
 		return task.Task{}, errors.New("create task: Conch is shutting down")
 	}
-	r.entries[t.ID] = e
+	r.entries.Put(t.ID, e)
 	if t.Status == task.Queued {
 		r.queue[t.Kind] = append(r.queue[t.Kind], t.ID)
 	}
@@ -92,7 +92,7 @@ func (r *Runner) SetLimits(l pref.Limits) {
 func (r *Runner) dispatch() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.started || r.closed {
+	if !r.life.Open() {
 		return
 	}
 	for _, kind := range []task.Kind{task.Background, task.Helper} {
@@ -129,11 +129,11 @@ func (r *Runner) nextLocked(kind task.Kind) *queuedRun {
 	for len(r.queue[kind]) > 0 {
 		id := r.queue[kind][0]
 		r.queue[kind] = r.queue[kind][1:]
-		e, ok := r.entries[id]
+		e, ok := r.entries.Get(id)
 		if !ok {
 			continue
 		}
-		ctx, cancel := context.WithCancelCause(r.ctx)
+		ctx, cancel := context.WithCancelCause(r.life.Context())
 		h := &activeRun{cancel: cancel, done: make(chan struct{}), kind: kind, slot: true}
 		e.mu.Lock()
 		if e.deleted || e.t.Status != task.Queued {
@@ -143,8 +143,8 @@ func (r *Runner) nextLocked(kind task.Kind) *queuedRun {
 		}
 		e.run = h
 		e.mu.Unlock()
-		e.refs++ // the run holds it until its end (see run)
-		r.wg.Add(1)
+		e.Hold() // the run holds it until its end (see endRun)
+		r.life.WG.Add(1)
 		return &queuedRun{e: e, h: h, ctx: ctx}
 	}
 	return nil
@@ -156,7 +156,7 @@ func (r *Runner) nextLocked(kind task.Kind) *queuedRun {
 // freed for dispatch.
 func (r *Runner) passSlot(h *activeRun) *queuedRun {
 	r.mu.Lock()
-	if h.slot && r.started && !r.closed && r.active[h.kind] <= r.limitOf(h.kind) {
+	if h.slot && r.life.Open() && r.active[h.kind] <= r.limitOf(h.kind) {
 		if n := r.nextLocked(h.kind); n != nil {
 			h.slot = false // the count stays: the slot is n's now
 			r.mu.Unlock()

@@ -15,7 +15,7 @@ import (
 // never behind it: every change is stored first).
 func (r *Runner) Get(id string) (task.Task, error) {
 	r.mu.Lock()
-	e, ok := r.entries[id]
+	e, ok := r.entries.Get(id)
 	r.mu.Unlock()
 	if ok {
 		e.mu.Lock()
@@ -48,8 +48,8 @@ type Concurrent struct {
 // slot use.
 func (r *Runner) Active() ([]task.Task, Concurrent) {
 	r.mu.Lock()
-	entries := make([]*entry, 0, len(r.entries))
-	for _, e := range r.entries {
+	entries := make([]*entry, 0, r.entries.Len())
+	for _, e := range r.entries.All() {
 		entries = append(entries, e)
 	}
 	c := r.concurrentLocked()

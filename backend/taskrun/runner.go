@@ -4,7 +4,6 @@
 // Every change to a task goes through one path (update): it is applied to a
 // copy, written to the store, and only then kept and published, so a crash at
 // any point leaves a record that healing can explain.
-
 package taskrun
 
 import (
@@ -17,6 +16,8 @@ import (
 
 	"conch/backend/ask"
 	"conch/backend/event"
+	"conch/backend/internal/refcache"
+	"conch/backend/internal/startstop"
 	"conch/backend/output"
 	"conch/backend/pref"
 	"conch/backend/procmark"
@@ -74,27 +75,21 @@ type Runner struct {
 	// entries holds every task that is not finished, and a bounded cache
 	// of finished ones (see acquire): a finished task nobody holds is read
 	// from the store, so memory does not grow with the tasks kept.
-	entries map[string]*entry
-	tick    int64 // counts uses, to find the least recently used
+	entries *refcache.Cache[string, *entry]
 	queue   map[task.Kind][]string
 	active  map[task.Kind]int
 	limits  pref.Limits
-	started bool
-	closed  bool
-
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// life is started by Start and ended by Stop; every run is counted
+	// in its WG and runs under its context.
+	life startstop.State
 }
 
 // entry is the live state of one task; mu orders its changes.
 type entry struct {
-	// refs counts who holds it and used when it was last held (both
-	// guarded by Runner.mu): a held entry is never dropped from the cache,
-	// so no change is ever made through an entry that is not the task's
-	// only one.
-	refs int
-	used int64
+	// Counted counts who holds it: a held entry is never dropped from
+	// the cache, so no change is ever made through an entry that is not
+	// the task's only one.
+	refcache.Counted
 
 	mu  sync.Mutex
 	t   task.Task
@@ -134,13 +129,14 @@ func New(cfg Config) *Runner {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Runner{
-		cfg:     cfg,
-		entries: map[string]*entry{},
-		queue:   map[task.Kind][]string{},
-		active:  map[task.Kind]int{},
-		limits:  pref.Defaults().Limits,
+	r := &Runner{
+		cfg:    cfg,
+		queue:  map[task.Kind][]string{},
+		active: map[task.Kind]int{},
+		limits: pref.Defaults().Limits,
 	}
+	r.entries = refcache.New[string](&r.mu, cacheSize, finished)
+	return r
 }
 
 // Start loads the tasks that are not finished (the others stay in the
@@ -157,15 +153,13 @@ func (r *Runner) Start(ctx context.Context) error {
 		return fmt.Errorf("start runner: %w", err)
 	}
 	r.mu.Lock()
-	if r.started || r.closed {
+	if _, err := r.life.Start(ctx); err != nil {
 		r.mu.Unlock()
-		return errors.New("start runner: already started or stopped")
+		return fmt.Errorf("start runner: %w", err)
 	}
-	r.started = true
 	r.limits = prefs.Limits
-	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	for _, t := range tasks {
-		r.entries[t.ID] = &entry{t: t}
+		r.entries.Put(t.ID, &entry{t: t})
 	}
 	r.mu.Unlock()
 
@@ -199,20 +193,7 @@ func (r *Runner) Start(ctx context.Context) error {
 }
 
 // Stop ends every run (their tasks become interrupted) and waits for them.
-func (r *Runner) Stop() {
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		return
-	}
-	r.closed = true
-	cancel := r.cancel
-	r.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
-	r.wg.Wait()
-}
+func (r *Runner) Stop() { r.life.Stop(&r.mu, nil) }
 
 // id is the task's id, which never changes.
 func (e *entry) id() string {
