@@ -1,6 +1,7 @@
-// Which page the main area shows. The page lives in the URL's hash (#tasks,
-// #approvals, #doctor, #settings, #welcome) so a reload keeps it and the
-// back button works; anything unknown means the tasks page.
+// Which page the main area shows, and what the person (or a notification,
+// the tray, the palette) asked it to bring up next. The page lives in the
+// URL's hash (#tasks, #approvals, #doctor, #settings, #welcome) so a reload
+// keeps it and the back button works; anything unknown means the tasks page.
 
 /** The app's pages. */
 export const Page = { Tasks: 'tasks', Approvals: 'approvals', Doctor: 'doctor', Settings: 'settings', Chat: 'chat', Providers: 'providers', Welcome: 'welcome' } as const;
@@ -20,11 +21,42 @@ export function chatOf(ref: string): string {
   return m?.[1] ? decodeURIComponent(m[1]) : '';
 }
 
-/** Nav holds the current page and follows the URL's hash. */
+/** Which composer a compose request is for: the tasks page's, or the open chat's. */
+export const ComposeTarget = { Tasks: 'tasks', Chat: 'chat' } as const;
+export type ComposeTarget = (typeof ComposeTarget)[keyof typeof ComposeTarget];
+
+/**
+ * Nav holds the current page and follows the URL's hash. It also holds the
+ * requests to bring something up (a task, its card in a chat, a composer):
+ * each is numbered (seq) so a repeat is told apart, and the page that acts on
+ * one marks it handled.
+ */
 export class Nav {
   page: Page = $state(Page.Tasks);
   /** On the chat page: the chat shown, or '' for a new one. */
   chat = $state('');
+  /** The task to bring into view (a clicked notification, the palette); seq tells repeats apart. */
+  reveal = $state<{ id: string; seq: number } | null>(null);
+  /** The last reveal the tasks page acted on, so a page shown again does not act twice. */
+  revealHandled = 0;
+  /** A task whose card the chat page is to bring into view (the app opened the chat it came from); taken once. */
+  cardToShow: string | null = $state(null);
+  /** Asks for the composer (the global shortcut, the palette): seq counts requests. */
+  compose = $state(0);
+  /** The composer the last compose request is for. */
+  composeTo: ComposeTarget = $state(ComposeTarget.Tasks);
+  /** The last compose request a page acted on. */
+  composeHandled = 0;
+
+  readonly #keep: (id: string) => void;
+
+  /**
+   * keep is told of every task about to be shown, before it is (the tasks
+   * store keeps a finished one listed that its pages have not reached).
+   */
+  constructor(keep: (id: string) => void = () => {}) {
+    this.#keep = keep;
+  }
 
   /** Reads the hash now and follows its changes; returns the function that stops it. */
   start(): () => void {
@@ -57,5 +89,22 @@ export class Nav {
     this.chat = id;
     const hash = id === '' ? Page.Chat : `${Page.Chat}/${encodeURIComponent(id)}`;
     if (typeof window !== 'undefined' && window.location.hash.replace(/^#/, '') !== hash) window.location.hash = hash;
+  }
+
+  /** Shows a task: the same as a click on its notification (the app decides where: the tasks page or its chat). */
+  showTask(id: string): void {
+    this.#keep(id);
+    this.reveal = { id, seq: (this.reveal?.seq ?? 0) + 1 };
+  }
+
+  /**
+   * Asks for the composer, sending what it holds (the global shortcut, the
+   * palette): the open chat's when a chat is open, else the tasks page's,
+   * which is shown for it.
+   */
+  requestCompose(): void {
+    this.composeTo = this.page === Page.Chat ? ComposeTarget.Chat : ComposeTarget.Tasks;
+    if (this.composeTo === ComposeTarget.Tasks) this.go(Page.Tasks);
+    this.compose++;
   }
 }

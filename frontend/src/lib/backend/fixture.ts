@@ -3,7 +3,9 @@
 // that no folder's tests import another folder that imports it back.
 
 import { vi } from 'vitest';
-import { Kind, Mode, MessageKind, Status, type Conversation, type ConversationList, type Message, type Task } from './contract';
+import type { Backend } from './backend';
+import { ApiError } from './error';
+import { Kind, Mode, MessageKind, Status, type AppEvent, type Conversation, type ConversationList, type Message, type Preferences, type Task, type TaskList, type TaskQuery } from './contract';
 
 /** A complete task record for tests, with fields overridden. */
 export function makeTask(over: Partial<Task> & Pick<Task, 'id'>): Task {
@@ -96,4 +98,62 @@ export function chatMethods() {
     putProvider: vi.fn(async () => null),
     deleteProvider: vi.fn(async (): Promise<void> => {}),
   };
+}
+
+/** The slots a list reports. */
+export const concurrent: TaskList['concurrent'] = { background: { running: 0, limit: 3 }, helper: { running: 0, limit: 4 } };
+
+/** A Backend double whose answers each test sets; it records what was asked. */
+export function mockBackend(tasks: Task[] = []) {
+  let onEvent: (e: AppEvent) => void = () => {};
+  let onReconnect: () => void = () => {};
+  const b = {
+    list: tasks,
+    /** The overview's cursor of the next finished page. */
+    next: '',
+    /** The pages after the first, by cursor. */
+    pages: {} as Record<string, () => { tasks: Task[]; next: string }>,
+    listTasks: vi.fn(async (q?: TaskQuery): Promise<TaskList> => {
+      const page = q?.cursor !== undefined ? b.pages[q.cursor] : undefined;
+      if (page) return { ...page(), counts: countsOf(b.list), concurrent };
+      return { tasks: b.list, next: b.next, counts: countsOf(b.list), concurrent };
+    }),
+    createTask: vi.fn(async (): Promise<Task> => makeTask({ id: 'new' })),
+    getTask: vi.fn(async (id: string): Promise<Task> => {
+      const t = b.list.find((x) => x.id === id);
+      if (!t) throw new ApiError('not_found', 'no such task', 404);
+      return t;
+    }),
+    readOutput: vi.fn(async () => ({ data: '', next: 0 })),
+    stopTask: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Stopped, rev: 10 })),
+    retryTask: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Queued, rev: 10 })),
+    resumeTask: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Queued, rev: 10 })),
+    openFolder: vi.fn(async () => undefined),
+    deleteTask: vi.fn(async (): Promise<void> => {}),
+    answerTask: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Running, rev: 10 })),
+    approvals: vi.fn(async () => []),
+    doctor: vi.fn(async () => ({ ok: true, checks: [] })),
+    about: vi.fn(async () => ({ userHome: '/home/me' })),
+    preferences: vi.fn(async () => ({ limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 0, jobCap: 0 }, prices: {}, limitFallback: '', retentionDays: 90 })),
+    setPreferences: vi.fn(async (p: Preferences) => p),
+    saveBackup: vi.fn(async (withOutput: boolean) => ({ path: '', name: 'conch-backup.db', bytes: 1, tar: withOutput })),
+    takeOpen: vi.fn(async () => ''),
+    removeWorktree: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Done, rev: 12 })),
+    ...chatMethods(),
+    subscribe: vi.fn((ev: (e: AppEvent) => void, rc: () => void) => {
+      onEvent = ev;
+      onReconnect = rc;
+      return () => {};
+    }),
+    emit: (e: AppEvent) => onEvent(e),
+    reconnect: () => onReconnect(),
+  };
+  return b satisfies Backend;
+}
+
+/** The counts the server would give for list. */
+function countsOf(list: Task[]): Record<string, number> {
+  const c: Record<string, number> = {};
+  for (const t of list) c[t.status] = (c[t.status] ?? 0) + 1;
+  return c;
 }

@@ -2,7 +2,7 @@
 /* eslint-disable svelte/prefer-svelte-reactivity */
 import { SvelteMap, SvelteSet } from 'svelte/reactivity';
 import type { Backend } from '../backend/backend';
-import { EventType, Kind, isActive, isFinished, statuses, type AppEvent, type CreateTaskRequest, type Slots, type Status, type Task, type TaskEvent, type TaskList, type TaskQuery } from '../backend/contract';
+import { EventType, Kind, isActive, isFinished, statuses, type CreateTaskRequest, type Slots, type Status, type Task, type TaskEvent, type TaskList, type TaskQuery } from '../backend/contract';
 import { ApiError, toApiError } from '../backend/error';
 import { Group } from './language';
 import { applyEvent, badgeOf, queuePositions, type Badge, type Groups } from './model';
@@ -29,9 +29,8 @@ export const alreadyAnswered = 'Already answered.';
 /** Told of every change a live event brought: the copy before (if any) and after. */
 export type ChangeListener = (before: Task | undefined, after: Task) => void;
 
-/** Which composer a compose request is for: the tasks page's, or the open chat's. */
-export const ComposeTarget = { Tasks: 'tasks', Chat: 'chat' } as const;
-export type ComposeTarget = (typeof ComposeTarget)[keyof typeof ComposeTarget];
+/** A change to one task, as an event brings it: the task's new copy, or its deletion. */
+export type TaskChange = Extract<TaskEvent, { type: typeof EventType.TaskChanged | typeof EventType.TaskDeleted }>;
 
 /** How many output tails are kept; the least recently shown are dropped first. */
 const maxTails = 64;
@@ -110,22 +109,6 @@ export class TasksStore {
   unauthorized = $state(false);
   /** One sentence when the list could not be loaded. */
   loadError = $state('');
-  /** The task to bring into view (a clicked notification, the palette); seq tells repeats apart. */
-  reveal = $state<{ id: string; seq: number } | null>(null);
-  /** The chat a tray click asked to show (app.open-chat); App opens it. */
-  chatToOpen = $state<{ id: string; seq: number } | null>(null);
-  /** A task whose card the chat page is to bring into view (the app opened the chat it came from); taken once. */
-  cardToShow: string | null = $state(null);
-  /** The last reveal the tasks page acted on, so a page shown again does not act twice. */
-  revealHandled = 0;
-  /** Asks for the composer (the global shortcut, the palette): seq counts requests. */
-  compose = $state(0);
-  /** The composer the last compose request is for. */
-  composeTo: ComposeTarget = $state(ComposeTarget.Tasks);
-  /** Says which composer a compose request is for (the app: the chat's while a chat is open). */
-  composeWhere: () => ComposeTarget = () => ComposeTarget.Tasks;
-  /** The last compose request a page acted on. */
-  composeHandled = 0;
   /** Slot counts from the last list. */
   concurrent = $state<TaskList['concurrent'] | null>(null);
   /** How many tasks there are in each status, loaded or not: the last list's, kept current by events. */
@@ -196,7 +179,7 @@ export class TasksStore {
   readonly #schedule: Scheduler;
   readonly #gone = new Set<string>();
   readonly #tails = new Map<string, OutputTail>();
-  #queue: TaskEvent[] = [];
+  #queue: TaskChange[] = [];
   #scheduled = false;
   #reloads = 0;
   #touched = new Set<string>();
@@ -292,42 +275,8 @@ export class TasksStore {
     if (to) this.counts[to] = (this.counts[to] ?? 0) + 1;
   }
 
-  /** Who hears the chat events and reconnects (the chats store); the stream is shared. */
-  #chats: { event: (e: AppEvent) => void; reconnect: () => void } | null = null;
-
-  /** Passes chat events and reconnects to l (one listener). */
-  attachChats(l: { event: (e: AppEvent) => void; reconnect: () => void }): void {
-    this.#chats = l;
-  }
-
-  /** Subscribes to events and loads the list; returns the function that stops it all. */
-  start(): () => void {
-    const off = this.#backend.subscribe(
-      (e) => {
-        if (e.type === EventType.ConversationChanged || e.type === EventType.MessageAdded || e.type === EventType.MessageDelta) this.#chats?.event(e);
-        else this.enqueue(e);
-      },
-      () => {
-        void this.reload();
-        this.#chats?.reconnect();
-      },
-    );
-    void this.reload().then(() => this.#takeOpen());
-    return off;
-  }
-
-  /** Shows the task a notification asked for before this page listened (a click that started Conch). */
-  async #takeOpen(): Promise<void> {
-    try {
-      const id = await this.#backend.takeOpen();
-      if (id) this.open(id);
-    } catch {
-      // Nothing was waiting that can be shown.
-    }
-  }
-
   /** Queues an event to be applied with the others of this frame. */
-  enqueue(e: TaskEvent): void {
+  enqueue(e: TaskChange): void {
     this.#queue.push(e);
     if (this.#scheduled) return;
     this.#scheduled = true;
@@ -351,35 +300,17 @@ export class TasksStore {
     return () => this.#listeners.delete(f);
   }
 
-  /** Shows a task on the tasks page: the same as a click on its notification. */
-  open(id: string): void {
+  /**
+   * Keeps a task about to be shown (a click on its notification, the
+   * palette) listed: a finished one the pages have not reached stays among
+   * the finished tasks, where it falls.
+   */
+  pin(id: string): void {
     const t = this.byId.get(id);
     if (t && isFinished(t.status) && !this.finished.reaches(t)) this.pinned.add(id);
-    this.reveal = { id, seq: (this.reveal?.seq ?? 0) + 1 };
   }
 
-  /**
-   * Asks for the composer, sending what it holds (the global shortcut, the
-   * palette): the open chat's when a chat is open, else the tasks page's.
-   */
-  requestCompose(): void {
-    this.composeTo = this.composeWhere();
-    this.compose++;
-  }
-
-  #apply(e: TaskEvent, live = false): void {
-    if (e.type === EventType.Open) {
-      this.open(e.id);
-      return;
-    }
-    if (e.type === EventType.OpenChat) {
-      this.chatToOpen = { id: e.id, seq: (this.chatToOpen?.seq ?? 0) + 1 };
-      return;
-    }
-    if (e.type === EventType.Compose) {
-      this.requestCompose();
-      return;
-    }
+  #apply(e: TaskChange, live = false): void {
     const id = e.type === EventType.TaskDeleted ? e.id : e.task.id;
     if (this.#reloads > 0) this.#touched.add(id);
     const before = this.byId.get(id);

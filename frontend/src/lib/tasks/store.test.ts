@@ -1,69 +1,11 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { Backend } from '../backend/backend';
-import { EventType, Status, type Preferences, type Task, type AppEvent, type TaskEvent, type TaskList, type TaskQuery } from '../backend/contract';
+import { EventType, Status, type Task, type TaskQuery } from '../backend/contract';
 import { ApiError } from '../backend/error';
-import { chatMethods, makeTask } from '../backend/fixture';
+import { concurrent, makeTask, mockBackend } from '../backend/fixture';
 import { Group } from './language';
 import { Pending, TasksStore, alreadyAnswered } from './store.svelte';
 
-const concurrent: TaskList['concurrent'] = { background: { running: 0, limit: 3 }, helper: { running: 0, limit: 4 } };
-
-/** A Backend double whose answers each test sets; it records what was asked. */
-function mockBackend(tasks: Task[] = []) {
-  let onEvent: (e: AppEvent) => void = () => {};
-  let onReconnect: () => void = () => {};
-  const b = {
-    list: tasks,
-    /** The overview's cursor of the next finished page. */
-    next: '',
-    /** The pages after the first, by cursor. */
-    pages: {} as Record<string, () => { tasks: Task[]; next: string }>,
-    listTasks: vi.fn(async (q?: TaskQuery): Promise<TaskList> => {
-      const page = q?.cursor !== undefined ? b.pages[q.cursor] : undefined;
-      if (page) return { ...page(), counts: countsOf(b.list), concurrent };
-      return { tasks: b.list, next: b.next, counts: countsOf(b.list), concurrent };
-    }),
-    createTask: vi.fn(async (): Promise<Task> => makeTask({ id: 'new' })),
-    getTask: vi.fn(async (id: string): Promise<Task> => {
-      const t = b.list.find((x) => x.id === id);
-      if (!t) throw new ApiError('not_found', 'no such task', 404);
-      return t;
-    }),
-    readOutput: vi.fn(async () => ({ data: '', next: 0 })),
-    stopTask: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Stopped, rev: 10 })),
-    retryTask: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Queued, rev: 10 })),
-    resumeTask: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Queued, rev: 10 })),
-    openFolder: vi.fn(async () => undefined),
-    deleteTask: vi.fn(async (): Promise<void> => {}),
-    answerTask: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Running, rev: 10 })),
-    approvals: vi.fn(async () => []),
-    doctor: vi.fn(async () => ({ ok: true, checks: [] })),
-    about: vi.fn(async () => ({ userHome: '/home/me' })),
-    preferences: vi.fn(async () => ({ limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 0, jobCap: 0 }, prices: {}, limitFallback: '', retentionDays: 90 })),
-    setPreferences: vi.fn(async (p: Preferences) => p),
-    saveBackup: vi.fn(async (withOutput: boolean) => ({ path: '', name: 'conch-backup.db', bytes: 1, tar: withOutput })),
-    takeOpen: vi.fn(async () => ''),
-    removeWorktree: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Done, rev: 12 })),
-    ...chatMethods(),
-    subscribe: vi.fn((ev: (e: AppEvent) => void, rc: () => void) => {
-      onEvent = ev;
-      onReconnect = rc;
-      return () => {};
-    }),
-    emit: (e: TaskEvent) => onEvent(e),
-    reconnect: () => onReconnect(),
-  };
-  return b satisfies Backend;
-}
-
 const now = (f: () => void) => f();
-
-/** The counts the server would give for list. */
-function countsOf(list: Task[]): Record<string, number> {
-  const c: Record<string, number> = {};
-  for (const t of list) c[t.status] = (c[t.status] ?? 0) + 1;
-  return c;
-}
 
 describe('TasksStore', () => {
   it('loads, then applies events by rev', async () => {
@@ -88,18 +30,6 @@ describe('TasksStore', () => {
     expect(s.byId.size).toBe(0);
     frames[0]?.();
     expect(s.byId.size).toBe(2);
-  });
-
-  it('reloads on reconnect and drops what was deleted meanwhile', async () => {
-    const b = mockBackend([makeTask({ id: 'a' }), makeTask({ id: 'b' })]);
-    const s = new TasksStore(b, now);
-    s.start();
-    await vi.waitFor(() => expect(s.byId.size).toBe(2));
-    b.list = [makeTask({ id: 'b', rev: 5, status: Status.Running })];
-    b.reconnect();
-    await vi.waitFor(() => expect(s.byId.size).toBe(1));
-    expect(s.byId.get('b')?.status).toBe(Status.Running);
-    expect(s.badge).toEqual({ count: 1, needsYou: false, label: '1 working' });
   });
 
   it('marks an action pending and takes the server answer', async () => {
@@ -174,22 +104,6 @@ describe('TasksStore', () => {
     expect(s.backgroundSlots).toEqual({ running: 0, limit: 3 });
   });
 
-  it('asks the page to reveal a task when a notification is clicked', () => {
-    const s = new TasksStore(mockBackend(), now);
-    s.enqueue({ type: EventType.Open, id: 'a' });
-    expect(s.reveal).toEqual({ id: 'a', seq: 1 });
-    s.enqueue({ type: EventType.Open, id: 'a' });
-    expect(s.reveal).toEqual({ id: 'a', seq: 2 });
-    expect(s.byId.size).toBe(0);
-  });
-
-  it('asks the app to open a chat picked in the tray', () => {
-    const s = new TasksStore(mockBackend(), now);
-    s.enqueue({ type: EventType.OpenChat, id: 'c1' });
-    expect(s.chatToOpen).toEqual({ id: 'c1', seq: 1 });
-    expect(s.byId.size).toBe(0);
-  });
-
   it('says calmly when a question was already answered elsewhere', async () => {
     const ask = { id: 'k1', tool: 'bash', detail: 'Run echo?', askedAt: '2026-11-30T06:00:00Z', expiresAt: '2026-11-30T07:00:00Z' };
     const b = mockBackend([makeTask({ id: 'a', status: Status.NeedsYou, ask })]);
@@ -217,15 +131,6 @@ describe('TasksStore', () => {
     off();
     s.enqueue({ type: EventType.TaskChanged, task: makeTask({ id: 'b', status: Status.Done, rev: 2 }) });
     expect(seen).toHaveLength(2);
-  });
-
-  it('asks for the composer on app.compose and reveals on open()', () => {
-    const s = new TasksStore(mockBackend(), now);
-    s.enqueue({ type: EventType.Compose });
-    s.requestCompose();
-    expect(s.compose).toBe(2);
-    s.open('x');
-    expect(s.reveal).toEqual({ id: 'x', seq: 1 });
   });
 
   it('remembers what this window sent, even when it finished before the answer came', async () => {
@@ -327,9 +232,9 @@ describe('TasksStore pages', () => {
     s.enqueue({ type: EventType.TaskChanged, task: ended('old2', 5) });
     s.enqueue({ type: EventType.TaskChanged, task: ended('old1', 3) });
     expect(s.finishedShown).toBe(shown);
-    s.open('old1');
+    s.pin('old1');
     expect(s.finishedShown.map((t) => t.id)).toEqual(['f3', 'f2', 'old1']);
-    s.open('old2');
+    s.pin('old2');
     expect(s.finishedShown.map((t) => t.id)).toEqual(['f3', 'f2', 'old2', 'old1']);
     // While its delete is on its way, a task shows nowhere.
     let done = () => {};
@@ -370,46 +275,6 @@ describe('TasksStore pages', () => {
     expect(s.finishedShown.map((t) => t.id)).toEqual(['f2', 'e1']);
   });
 
-  it('shows the task a notification asked for before the page listened (a click that started Conch)', async () => {
-    const t = makeTask({ id: 'clicked', status: Status.Done, conversationId: 'own', parentConversationId: 'chat-1' });
-    const b = mockBackend([t]);
-    b.takeOpen.mockResolvedValueOnce('clicked');
-    const s = new TasksStore(b, now);
-    s.start();
-    await vi.waitFor(() => expect(s.reveal?.id).toBe('clicked'));
-    expect(s.loaded).toBe(true);
-    expect(b.takeOpen).toHaveBeenCalledTimes(1);
-    b.reconnect(); // a reconnect asks nothing again: the request was taken
-    await vi.waitFor(() => expect(b.listTasks).toHaveBeenCalledTimes(2));
-    expect(b.takeOpen).toHaveBeenCalledTimes(1);
-  });
-
-  it('brings back as many pages as were loaded on a reload, so the person stays where they were', async () => {
-    const b = mockBackend([ended('f1', 10)]);
-    b.next = 'p2';
-    b.pages.p2 = () => ({ tasks: [ended('e1', 5)], next: 'p3' });
-    b.pages.p3 = () => ({ tasks: [ended('d1', 2)], next: '' });
-    const s = new TasksStore(b, now);
-    s.start();
-    await vi.waitFor(() => expect(s.loaded).toBe(true));
-    await s.loadMore();
-    expect(s.finishedShown.map((t) => t.id)).toEqual(['f1', 'e1']);
-    b.listTasks.mockClear();
-    b.reconnect();
-    await vi.waitFor(() => expect(b.listTasks).toHaveBeenCalledTimes(2));
-    await vi.waitFor(() => expect(s.finished.next).toBe('p3'));
-    expect(b.listTasks).toHaveBeenLastCalledWith({ group: 'finished', cursor: 'p2' });
-    expect(s.finishedShown.map((t) => t.id)).toEqual(['f1', 'e1']);
-    // Once every page was loaded, a reload loads them all again.
-    await s.loadMore();
-    expect(s.finished.more).toBe(false);
-    b.listTasks.mockClear();
-    await s.reload();
-    expect(b.listTasks).toHaveBeenCalledTimes(3);
-    expect(s.finishedShown.map((t) => t.id)).toEqual(['f1', 'e1', 'd1']);
-    expect(s.finished.more).toBe(false);
-  });
-
   it('pages a search of its own, and starts it again on a reload', async () => {
     const b = mockBackend([ended('f1', 10)]);
     b.listTasks.mockImplementation(async (q?: TaskQuery) =>
@@ -441,7 +306,7 @@ describe('TasksStore pages', () => {
     const [old] = await s.findFinished('old');
     expect(old?.id).toBe('old');
     expect(s.finishedShown.map((t) => t.id)).toEqual(['f1']);
-    s.open('old');
+    s.pin('old');
     expect(s.finishedShown.map((t) => t.id)).toEqual(['f1', 'old']);
   });
 
