@@ -15,7 +15,6 @@ import (
 	"conch/backend/doctor"
 	"conch/backend/engine"
 	"conch/backend/event"
-	"conch/backend/follow"
 	"conch/backend/handoff"
 	"conch/backend/notify"
 	"conch/backend/output"
@@ -36,7 +35,7 @@ type App struct {
 	bus      *event.Bus
 	tasks    *taskrun.Runner
 	chats    *chat.Manager
-	follow   *follow.Follower
+	follow   *chattask.Follower
 	prune    *backup.Pruner
 	alerts   *notify.Service
 	notifier notify.Notifier
@@ -79,13 +78,16 @@ func openApp(ctx context.Context, home string, served bool) (*App, error) {
 	engines := engine.Lookup{Providers: providers}
 	worktrees := filepath.Join(home, "worktrees")
 	a.chats = chat.New(chat.Config{Store: st, Bus: a.bus, Providers: providers, Logs: output.New(filepath.Join(home, "chats")),
-		Home: userHome, Spending: spending, HomeMark: mark, Log: log})
-	chatTasks := chattask.New(chattask.Config{Chats: a.chats, Engines: engines, Preferences: prefs, Worktrees: worktrees})
-	a.follow = follow.New(a.chats)
+		Home: userHome, Spending: spending, HomeMark: mark, Log: log, Limit: chattask.Limits(st, log)})
+	chatTasks := chattask.New(chattask.Config{Chats: a.chats, Store: st, Log: log, Engines: engines, Preferences: prefs, Worktrees: worktrees})
 	sh, logs := &shell.Shell{Home: userHome}, output.New(filepath.Join(home, "tasks"))
 	health.Shell = sh.Ready
 	a.tasks = taskrun.New(taskrun.Config{Store: st, Bus: a.bus, Logs: logs, Home: userHome, HomeMark: mark, Log: log,
-		Executors: map[string]taskrun.Executor{"shell": sh}, Conversations: chatTasks, Observe: a.follow.Observe})
+		Executors: map[string]taskrun.Executor{"shell": sh}, Conversations: chatTasks})
+	if a.follow, err = chattask.NewFollower(a.chats, a.tasks); err != nil {
+		_ = st.Close()
+		return nil, err
+	}
 	a.prune = backup.NewPruner(backup.PruneConfig{Tasks: a.tasks, Preferences: prefs, Log: log})
 	// The hand-off tools start tasks in chats of their own, so they are
 	// made after both and offered to the chats.
@@ -113,7 +115,7 @@ func openApp(ctx context.Context, home string, served bool) (*App, error) {
 	}
 	a.alerts.Start(ctx)
 	chattask.SettleLeft(a.tasks)
-	a.follow.Start(a.tasks)
+	_ = a.follow.Start(ctx)
 	// Finished tasks past their retention go now, then daily.
 	_ = a.prune.Start(ctx)
 	a.svc = service.New(service.Config{Tasks: a.tasks, Logs: logs, Chats: a.chats, Handoff: h, Opens: &a.opens,

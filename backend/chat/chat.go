@@ -98,6 +98,10 @@ type Config struct {
 	// Reap ends what an earlier Conch left running for a chat (nil:
 	// procmark.Reap).
 	Reap func(m procmark.Mark)
+	// Limit, when set, decides whether a chat has spent what it may, in
+	// place of its own limit (OwnLimit): a task's chat spends as part of
+	// the chat it came from and its job. The monthly budget holds besides.
+	Limit func(c conversation.Conversation) *SpendLimitError
 	// Log records what the person cannot act on (a recovered panic's
 	// stack); nil discards it.
 	Log *slog.Logger
@@ -139,7 +143,7 @@ type entry struct {
 	cancel context.CancelCauseFunc // set while a turn runs
 	done   chan struct{}           // closed when the running turn ends
 	ask    *pending                // the question waiting for an answer
-	hooks  *TaskHooks              // set while RunTask runs a task's turn
+	behalf *Behalf                 // set while RunFor runs a turn for someone
 	fwd    string                  // the question answered through the task
 	wake   bool                    // a wake came in while a turn ran
 	resume string                  // a resumed task's notice, for its next turn
@@ -706,10 +710,10 @@ func (m *Manager) Answer(id, askID string, allow bool) (conversation.Conversatio
 		return conversation.Conversation{}, fmt.Errorf("%w: askId is empty", ErrInvalid)
 	}
 	e.mu.Lock()
-	if e.fwd != "" && e.fwd == askID && e.hooks != nil && e.hooks.Answer != nil {
+	if e.fwd != "" && e.fwd == askID && e.behalf != nil && e.behalf.Answer != nil {
 		// A task's question: its task takes the answer (and goes back to
 		// running); the chat records it when the turn hears back.
-		answer := e.hooks.Answer
+		answer := e.behalf.Answer
 		e.mu.Unlock()
 		if err := answer(askID, allow); err != nil {
 			return m.snapshot(e), err // the task's own refusal (conflict, not found)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"conch/backend/chat"
+	"conch/backend/chattask"
 	"conch/backend/handoff"
 	"conch/backend/internal/testrig/agentrig"
 	"conch/backend/internal/testrig/modelserver"
@@ -108,7 +108,7 @@ func TestAnAgentChatStartsABackgroundTaskThatReports(t *testing.T) {
 				var script []modelserver.Call
 				text := "Started it."
 				if strings.Contains(turn.FirstUser(), "REPORT") { // the task's own chat
-					script = ag.Conch(chat.ReportTool, map[string]string{"summary": "Reported by " + ag.ID + "."})
+					script = ag.Conch(chattask.ReportTool, map[string]string{"summary": "Reported by " + ag.ID + "."})
 					text = "Reported."
 				} else {
 					script = ag.Conch(handoff.BackgroundTool, map[string]string{"text": "REPORT back", "title": "Report"})

@@ -2,7 +2,7 @@
 // tasks, the assistant's start_background_task, and delegate's helpers side
 // by side. It makes each task a chat of its own (origin task) with the
 // powers of the chat it came from and never more (mode, folder, taint,
-// budget), and hands it to the runner; chattask runs it, follow brings its
+// budget), and hands it to the runner; chattask runs it and brings its
 // result back.
 package handoff
 
@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"conch/backend/chat"
+	"conch/backend/chattask"
 	"conch/backend/conversation"
 	"conch/backend/engine"
-	"conch/backend/follow"
 	"conch/backend/pref"
 	"conch/backend/store"
 	"conch/backend/task"
@@ -34,7 +34,7 @@ var ErrInvalid = taskrun.ErrInvalid
 type Config struct {
 	Chats   *chat.Manager
 	Tasks   *taskrun.Runner
-	Follow  *follow.Follower
+	Follow  *chattask.Follower
 	Engines engine.Lookup
 	// Spending is the monthly budget and the prices (nil: no budget).
 	Spending chat.Spending

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"conch/backend/chat"
+	"conch/backend/chattask"
 	"conch/backend/conversation"
 	"conch/backend/handoff"
 	"conch/backend/pref"
@@ -150,7 +151,7 @@ func TestDelegateWorktreesFallbackAndMergedResults(t *testing.T) {
 		if a.Task() && a.Model != "small-model" {
 			t.Errorf("a helper on the chat's provider used %q, not its fast model", a.Model)
 		}
-		if a.Task() && (contains(a.Tools, handoff.DelegateTool) || contains(a.Tools, handoff.BackgroundTool) || !contains(a.Tools, chat.ReportTool)) {
+		if a.Task() && (contains(a.Tools, handoff.DelegateTool) || contains(a.Tools, handoff.BackgroundTool) || !contains(a.Tools, chattask.ReportTool)) {
 			t.Errorf("a helper was offered %v", a.Tools)
 		}
 	}

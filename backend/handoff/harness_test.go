@@ -18,7 +18,6 @@ import (
 	"conch/backend/conversation"
 	"conch/backend/engine"
 	"conch/backend/event"
-	"conch/backend/follow"
 	"conch/backend/handoff"
 	"conch/backend/internal/testrig/modelserver"
 	"conch/backend/internal/testrig/modelserver/chatcompletions"
@@ -143,13 +142,16 @@ func setup(t *testing.T, engines []engineOpt, tweak ...func(*env)) *env {
 		Store: st, Bus: e.bus, Providers: providers, Home: e.dir,
 		Logs: output.New(filepath.Join(home, "chats")), HTTP: http.DefaultClient,
 		CommandGrace: 200 * time.Millisecond, DeltaInterval: time.Millisecond, Spending: spending,
-		HomeMark: e.mark,
+		HomeMark: e.mark, Limit: chattask.Limits(st, nil),
 	})
-	chatTasks := chattask.New(chattask.Config{Chats: e.chats, Engines: lookup, Preferences: e.preferences, Worktrees: worktrees})
-	f := follow.New(e.chats)
+	chatTasks := chattask.New(chattask.Config{Chats: e.chats, Store: st, Engines: lookup, Preferences: e.preferences, Worktrees: worktrees})
 	logs := output.New(filepath.Join(home, "tasks"))
 	e.tasks = taskrun.New(taskrun.Config{Store: st, Bus: e.bus, Logs: logs,
-		Home: e.dir, Conversations: chatTasks, Observe: f.Observe, AskTimeout: time.Minute, HomeMark: e.mark})
+		Home: e.dir, Conversations: chatTasks, AskTimeout: time.Minute, HomeMark: e.mark})
+	f, err := chattask.NewFollower(e.chats, e.tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
 	e.h = handoff.New(handoff.Config{Chats: e.chats, Tasks: e.tasks, Follow: f, Engines: lookup,
 		Spending: spending, Worktrees: worktrees, Preferences: e.preferences})
 	e.chats.Offer(e.h)
@@ -161,7 +163,9 @@ func setup(t *testing.T, engines []engineOpt, tweak ...func(*env)) *env {
 		t.Fatal(err)
 	}
 	chattask.SettleLeft(e.tasks)
-	f.Start(e.tasks)
+	if err := f.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		e.tasks.Stop()
 		e.chats.Stop()

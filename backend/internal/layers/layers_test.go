@@ -67,7 +67,6 @@ var floors = map[string]int{
 	"conch/backend/provider/shell":                               5,
 	"conch/backend/chat":                                         5,
 	"conch/backend/engine":                                       3,
-	"conch/backend/follow":                                       6,
 	"conch/backend/chattask":                                     6,
 	"conch/backend/handoff":                                      7,
 	"conch/backend/notify":                                       5,

@@ -1,14 +1,8 @@
-// Package follow brings what happens to a task back to the chat it came
-// from: every status change as a task event (the chat folds them into one
-// card), a background task's result, the taint a helper picked up, and one
-// wake of the chat's assistant when it asked for the work. It also tells
-// whoever waits for a task (delegate) that it finished.
-//
-// It follows the runner's Observe hook, which sees every stored change in
-// order: a queue keeps them, so the hook never waits on a chat.
-package follow
+package chattask
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -18,9 +12,15 @@ import (
 	"conch/backend/taskrun"
 )
 
-// Follower follows tasks back to their chats. New it, give the runner its
-// Observe, then Start it with the runner; Stop is safe twice and before
-// Start.
+// Follower brings what happens to a task back to the chat it came from:
+// every status change as a task event (the chat folds them into one card),
+// a background task's result, the taint a helper picked up, and one wake
+// of the chat's assistant when it asked for the work. It also tells
+// whoever waits for a task (delegate) that it finished.
+//
+// It observes the runner, which shows it every stored change in order: a
+// queue keeps them, so the runner never waits on a chat. Make it before
+// the runner starts, Start it after; Stop is safe twice and before Start.
 type Follower struct {
 	chats *chat.Manager
 	tasks *taskrun.Runner
@@ -29,34 +29,43 @@ type Follower struct {
 	queue   []change
 	waiters map[string][]chan task.Task
 	started bool
+	stopped bool
 
 	signal chan struct{}
 	stop   chan struct{}
 	done   chan struct{}
 }
 
-// New returns a follower that posts to chats.
-func New(chats *chat.Manager) *Follower {
-	return &Follower{
-		chats: chats, waiters: map[string][]chan task.Task{},
+// NewFollower returns a follower of tasks' changes that posts to chats;
+// it observes tasks from now on, so make it before tasks starts (what the
+// runner changes while it heals is told as any other change).
+func NewFollower(chats *chat.Manager, tasks *taskrun.Runner) (*Follower, error) {
+	f := &Follower{
+		chats: chats, tasks: tasks, waiters: map[string][]chan task.Task{},
 		signal: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
+	if err := tasks.Observe(f.observe); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
-// Start follows the runner's tasks; it delivers the wakes that a Conch that
-// stopped still owed. Changes the runner made while healing (running →
-// interrupted) are already queued and are told as any other.
-func (f *Follower) Start(tasks *taskrun.Runner) {
-	// Read before taking f.mu: the runner calls Observe (which takes f.mu)
+// Start delivers the wakes a Conch that stopped still owed and follows
+// the changes from then on. Start it after the runner: the changes it
+// made as it healed are queued already.
+func (f *Follower) Start(context.Context) error {
+	// Read before taking f.mu: the runner calls observe (which takes f.mu)
 	// with a task's lock held.
-	all, _ := tasks.OwedWakes()
+	all, err := f.tasks.OwedWakes()
+	if err != nil {
+		return fmt.Errorf("start following tasks: %w", err)
+	}
 	f.mu.Lock()
-	if f.started {
+	if f.started || f.stopped {
 		f.mu.Unlock()
-		return
+		return errors.New("start following tasks: already started or stopped")
 	}
 	f.started = true
-	f.tasks = tasks
 	queued := map[string]bool{}
 	for _, c := range f.queue {
 		queued[c.t.ID] = true
@@ -73,15 +82,16 @@ func (f *Follower) Start(tasks *taskrun.Runner) {
 	}
 	go f.loop()
 	f.poke()
+	return nil
 }
 
 // Stop ends the follower.
 func (f *Follower) Stop() {
 	f.mu.Lock()
-	started := f.started
-	f.started = false
+	started, stopped := f.started, f.stopped
+	f.stopped = true
 	f.mu.Unlock()
-	if !started {
+	if stopped || !started {
 		return
 	}
 	close(f.stop)
@@ -94,8 +104,8 @@ type change struct {
 	t    task.Task
 }
 
-// Observe is the runner's hook: it queues the change and returns at once.
-func (f *Follower) Observe(prev task.Status, t task.Task) {
+// observe is the runner's hook: it queues the change and returns at once.
+func (f *Follower) observe(prev task.Status, t task.Task) {
 	if t.ConversationID == "" || t.ParentConversationID == "" {
 		return
 	}
