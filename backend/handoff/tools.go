@@ -172,30 +172,9 @@ func (s *Service) delegate(ctx context.Context, chatID string, args json.RawMess
 	if why, err := s.overBudget(); err != nil || why != "" {
 		return "", refusal(why, err)
 	}
-	engines := s.cfg.Engines.All(ctx)
-	specs := make([]spec, len(parts))
-	for i, p := range parts {
-		e, err := engine.Pick(engines, p.Provider, parent.Provider, false)
-		if err != nil {
-			return "", fmt.Errorf("%s: part %d (%s): %v. Nothing was started", DelegateTool, i+1, p.Title, err)
-		}
-		choice := p.Model
-		m, err := engine.ModelFor(e, choice, parent.Provider, parent.Model)
-		if err != nil {
-			return "", fmt.Errorf("%s: part %d (%s): %v. Nothing was started", DelegateTool, i+1, p.Title, err)
-		}
-		specs[i] = spec{
-			kind: task.Helper, title: p.Title, text: p.Instructions, engine: e, model: m,
-			mode: parent.Mode, wake: task.WakeNone, part: i + 1, parts: len(parts),
-			worktree: p.Worktree, parentEngine: parent.Provider,
-			check: strings.TrimSpace(p.Check),
-		}
-		if specs[i].check != "" {
-			specs[i].checkRetries = 1
-		}
-		if err := checkFits(specs[i].check, parent.Mode); err != nil {
-			return "", fmt.Errorf("%s: part %d (%s): %s Nothing was started", DelegateTool, i+1, p.Title, errcode.Sentence(err))
-		}
+	specs, err := s.partSpecs(ctx, parent, parts)
+	if err != nil {
+		return "", err
 	}
 	estimates := s.estimate(specs)
 	if why := s.fanOutTooDear(parent, estimates); why != "" {
@@ -209,6 +188,48 @@ func (s *Service) delegate(ctx context.Context, chatID string, args json.RawMess
 		return "", fmt.Errorf("Refused: %s would cost about %s to start, more than this job's %s cap. Nothing was started; raise the cap or use fewer parts.",
 			quantity.Plural(len(specs), "part", "parts"), budget.USD(total), budget.USD(*jobCap))
 	}
+	ends, err := s.runParts(ctx, parent, specs, estimates, jobCap)
+	if err != nil {
+		return "", err
+	}
+	ends = s.markOverlaps(ctx, ends)
+	return merge(ends) + overlapNote(ends), nil
+}
+
+// partSpecs are the helpers delegate's parts ask for, each on its engine
+// and model, in the parent's mode; an engine or a check that cannot be
+// starts nothing.
+func (s *Service) partSpecs(ctx context.Context, parent conversation.Conversation, parts []part) ([]spec, error) {
+	engines := s.cfg.Engines.All(ctx)
+	specs := make([]spec, len(parts))
+	for i, p := range parts {
+		e, err := engine.Pick(engines, p.Provider, parent.Provider, false)
+		if err != nil {
+			return nil, fmt.Errorf("%s: part %d (%s): %v. Nothing was started", DelegateTool, i+1, p.Title, err)
+		}
+		m, err := engine.ModelFor(e, p.Model, parent.Provider, parent.Model)
+		if err != nil {
+			return nil, fmt.Errorf("%s: part %d (%s): %v. Nothing was started", DelegateTool, i+1, p.Title, err)
+		}
+		specs[i] = spec{
+			kind: task.Helper, title: p.Title, text: p.Instructions, engine: e, model: m,
+			mode: parent.Mode, wake: task.WakeNone, part: i + 1, parts: len(parts),
+			worktree: p.Worktree, parentEngine: parent.Provider,
+			check: strings.TrimSpace(p.Check),
+		}
+		if specs[i].check != "" {
+			specs[i].checkRetries = 1
+		}
+		if err := checkFits(specs[i].check, parent.Mode); err != nil {
+			return nil, fmt.Errorf("%s: part %d (%s): %s Nothing was started", DelegateTool, i+1, p.Title, errcode.Sentence(err))
+		}
+	}
+	return specs, nil
+}
+
+// runParts starts every helper in one group and waits for them all; one
+// that cannot start, or a stop, stops those started.
+func (s *Service) runParts(ctx context.Context, parent conversation.Conversation, specs []spec, estimates []float64, jobCap *float64) ([]task.Task, error) {
 	group := uuid.NewString()
 	started := make([]task.Task, 0, len(specs))
 	waits := make([]<-chan task.Task, 0, len(specs))
@@ -220,7 +241,7 @@ func (s *Service) delegate(ctx context.Context, chatID string, args json.RawMess
 		t, err := s.startWaiting(ctx, parent, sp)
 		if err != nil {
 			s.stopAll(started)
-			return "", fmt.Errorf("%s: could not start %q: %v; the parts already started were stopped", DelegateTool, sp.title, err)
+			return nil, fmt.Errorf("%s: could not start %q: %v; the parts already started were stopped", DelegateTool, sp.title, err)
 		}
 		started = append(started, t.Task)
 		waits = append(waits, t.done)
@@ -232,11 +253,10 @@ func (s *Service) delegate(ctx context.Context, chatID string, args json.RawMess
 			ends[i] = t
 		case <-ctx.Done():
 			s.stopAll(started)
-			return "", context.Cause(ctx)
+			return nil, context.Cause(ctx)
 		}
 	}
-	ends = s.markOverlaps(ctx, ends)
-	return merge(ends) + overlapNote(ends), nil
+	return ends, nil
 }
 
 // parseParts checks delegate's arguments at the edge: 1 to MaxParts parts,
