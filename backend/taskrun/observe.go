@@ -15,7 +15,7 @@ func (r *Runner) Observe(fn func(prev task.Status, t task.Task)) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
-	case r.started || r.closed:
+	case r.life.Open() || r.life.Closed():
 		return errors.New("observe tasks: the runner has started already")
 	case r.cfg.Observe != nil:
 		return errors.New("observe tasks: something observes them already")
