@@ -79,24 +79,55 @@ func (s *Shell) Execute(ctx context.Context, run *taskrun.Run) (taskrun.Outcome,
 	t := run.Task
 	command := strings.TrimSpace(t.Text)
 	short := shorten(command)
+	if err := s.permit(ctx, run, command, short); err != nil {
+		return taskrun.Outcome{}, err
+	}
+	cmd, tree, err := s.start(run, short)
+	if err != nil {
+		return taskrun.Outcome{}, err
+	}
+	waitErr := s.wait(ctx, cmd, tree)
+	summary := lastLines(run.Tail(summaryBytes * 2))
+	state := cmd.ProcessState
+	if state == nil {
+		return taskrun.Outcome{Summary: summary}, fmt.Errorf("run %s: %w", short, waitErr)
+	}
+	out, err := exited(run, state, summary)
+	if err != nil || t.Check == "" {
+		return out, err
+	}
+	return check(ctx, run, out)
+}
+
+// permit refuses the command in plan mode and asks the person in ask and
+// edits mode; nil means it may run.
+func (s *Shell) permit(ctx context.Context, run *taskrun.Run, command, short string) error {
+	t := run.Task
 	switch t.Mode {
 	case task.Plan:
 		run.Progress("", "Refused to run "+short+" in plan mode")
-		return taskrun.Outcome{}, taskrun.ErrPlanMode
+		return taskrun.ErrPlanMode
 	case task.Ask, task.Edits:
 		run.Progress("", "Asked to run "+short)
 		detail := fmt.Sprintf("Run `%s` in %s?", command, s.tilde(t.Cwd))
 		allowed, err := run.Ask(ctx, ask.Question{Tool: "run_command", Detail: detail})
 		if err != nil {
-			return taskrun.Outcome{}, err
+			return err
 		}
 		if !allowed {
-			return taskrun.Outcome{}, taskrun.ErrDeclined
+			return taskrun.ErrDeclined
 		}
 	}
+	return nil
+}
+
+// start starts the task's text with bash in the task's folder, its output
+// going to the task's log.
+func (s *Shell) start(run *taskrun.Run, short string) (*exec.Cmd, *proctree.Tree, error) {
+	t := run.Task
 	bash, err := s.bash()
 	if err != nil {
-		return taskrun.Outcome{}, errors.New("bash was not found on PATH")
+		return nil, nil, errors.New("bash was not found on PATH")
 	}
 	cmd := exec.Command(bash, "-c", t.Text)
 	cmd.Dir = t.Cwd
@@ -110,11 +141,16 @@ func (s *Shell) Execute(ctx context.Context, run *taskrun.Run) (taskrun.Outcome,
 	// healing after a crash) ends all of it, wherever a child went.
 	tree, err := proctree.Start(cmd, run.Mark.WithRun())
 	if err != nil {
-		return taskrun.Outcome{}, fmt.Errorf("start %s: %w", short, err)
+		return nil, nil, fmt.Errorf("start %s: %w", short, err)
 	}
-	defer tree.Release()
 	run.Launched(tree.Pid(), "Running "+short, "Started "+short)
+	return cmd, tree, nil
+}
 
+// wait waits for the command, stopping its tree when ctx is done, and
+// returns the wait's error once nothing of the tree is left.
+func (s *Shell) wait(ctx context.Context, cmd *exec.Cmd, tree *proctree.Tree) error {
+	defer tree.Release()
 	exited := make(chan struct{})
 	var waitErr error
 	go func() { waitErr = cmd.Wait(); close(exited) }()
@@ -127,12 +163,13 @@ func (s *Shell) Execute(ctx context.Context, run *taskrun.Run) (taskrun.Outcome,
 	// What the command left running goes with it: a task is over when its
 	// command is.
 	tree.End()
+	return waitErr
+}
 
-	summary := lastLines(run.Tail(summaryBytes * 2))
-	state := cmd.ProcessState
-	if state == nil {
-		return taskrun.Outcome{Summary: summary}, fmt.Errorf("run %s: %w", short, waitErr)
-	}
+// exited is the outcome of a command that ended as state says: killed by
+// a signal, failed with its exit code, or done with its last lines as the
+// result.
+func exited(run *taskrun.Run, state *os.ProcessState, summary string) (taskrun.Outcome, error) {
 	code := state.ExitCode()
 	out := taskrun.Outcome{Summary: summary}
 	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -146,9 +183,13 @@ func (s *Shell) Execute(ctx context.Context, run *taskrun.Run) (taskrun.Outcome,
 		return out, fmt.Errorf("exited with code %d", code)
 	}
 	out.Result = &task.Result{Text: summary, Source: task.SourceExit, At: time.Now().UTC()}
-	if t.Check == "" {
-		return out, nil
-	}
+	return out, nil
+}
+
+// check runs the task's check after its command succeeded: out keeps its
+// result only when the check passes.
+func check(ctx context.Context, run *taskrun.Run, out taskrun.Outcome) (taskrun.Outcome, error) {
+	t := run.Task
 	// The check's steps come after the command's end.
 	run.Progress("", out.Steps[0])
 	out.Steps = nil
