@@ -85,62 +85,9 @@ func (d *decoder) decode(r io.Reader, emit func(provider.Event) bool) provider.E
 		if ev.Type == "" {
 			ev.Type = sev.Name
 		}
-		var out []provider.Event
-		switch ev.Type {
-		case "message_start":
-			if ev.Message != nil && ev.Message.Usage != nil {
-				d.addUsage(ev.Message.Usage)
-				out = append(out, d.usageEvent())
-			}
-		case "content_block_start":
-			if b := ev.ContentBlock; b != nil {
-				switch b.Type {
-				case "text":
-					if b.Text != "" {
-						out = append(out, provider.Event{Kind: provider.TextDelta, Text: b.Text})
-					}
-				case "tool_use":
-					d.tools[ev.Index] = &toolBlock{id: b.ID, name: b.Name}
-				}
-			}
-		case "content_block_delta":
-			if dl := ev.Delta; dl != nil {
-				switch dl.Type {
-				case "text_delta":
-					if dl.Text != "" {
-						out = append(out, provider.Event{Kind: provider.TextDelta, Text: dl.Text})
-					}
-				case "input_json_delta":
-					if tb := d.tools[ev.Index]; tb != nil {
-						tb.input.WriteString(dl.PartialJSON)
-					}
-				}
-			}
-		case "content_block_stop":
-			if tb := d.tools[ev.Index]; tb != nil {
-				delete(d.tools, ev.Index)
-				call, err := d.toolCall(tb)
-				if err != nil {
-					return wire.ErrorEvent(err)
-				}
-				out = append(out, provider.Event{Kind: provider.ToolCallEvent, Call: call})
-			}
-		case "message_delta":
-			if ev.Delta != nil && ev.Delta.StopReason != "" {
-				d.stopReason = ev.Delta.StopReason
-			}
-			if ev.Usage != nil {
-				d.addUsage(ev.Usage)
-				out = append(out, d.usageEvent())
-			}
-		case "message_stop":
-			return provider.Event{Kind: provider.DoneEvent, StopReason: d.stopReason}
-		case "error":
-			var ae apiError
-			if len(ev.Error) > 0 {
-				ae = parseAPIError(data)
-			}
-			return wire.ErrorEvent(d.classify(0, http.Header{}, ae))
+		out, last := d.event(ev, data)
+		if last != nil {
+			return *last
 		}
 		for _, e := range out {
 			if !emit(e) {
@@ -148,6 +95,70 @@ func (d *decoder) decode(r io.Reader, emit func(provider.Event) bool) provider.E
 			}
 		}
 	}
+}
+
+// event handles one stream event: the events it gives to pass on, or the
+// last event of the stream when it ends it. data is the event's JSON.
+func (d *decoder) event(ev event, data []byte) (out []provider.Event, last *provider.Event) {
+	switch ev.Type {
+	case "message_start":
+		if ev.Message != nil && ev.Message.Usage != nil {
+			d.addUsage(ev.Message.Usage)
+			out = append(out, d.usageEvent())
+		}
+	case "content_block_start":
+		if b := ev.ContentBlock; b != nil {
+			switch b.Type {
+			case "text":
+				if b.Text != "" {
+					out = append(out, provider.Event{Kind: provider.TextDelta, Text: b.Text})
+				}
+			case "tool_use":
+				d.tools[ev.Index] = &toolBlock{id: b.ID, name: b.Name}
+			}
+		}
+	case "content_block_delta":
+		if dl := ev.Delta; dl != nil {
+			switch dl.Type {
+			case "text_delta":
+				if dl.Text != "" {
+					out = append(out, provider.Event{Kind: provider.TextDelta, Text: dl.Text})
+				}
+			case "input_json_delta":
+				if tb := d.tools[ev.Index]; tb != nil {
+					tb.input.WriteString(dl.PartialJSON)
+				}
+			}
+		}
+	case "content_block_stop":
+		if tb := d.tools[ev.Index]; tb != nil {
+			delete(d.tools, ev.Index)
+			call, err := d.toolCall(tb)
+			if err != nil {
+				failed := wire.ErrorEvent(err)
+				return nil, &failed
+			}
+			out = append(out, provider.Event{Kind: provider.ToolCallEvent, Call: call})
+		}
+	case "message_delta":
+		if ev.Delta != nil && ev.Delta.StopReason != "" {
+			d.stopReason = ev.Delta.StopReason
+		}
+		if ev.Usage != nil {
+			d.addUsage(ev.Usage)
+			out = append(out, d.usageEvent())
+		}
+	case "message_stop":
+		return nil, &provider.Event{Kind: provider.DoneEvent, StopReason: d.stopReason}
+	case "error":
+		var ae apiError
+		if len(ev.Error) > 0 {
+			ae = parseAPIError(data)
+		}
+		failed := wire.ErrorEvent(d.classify(0, http.Header{}, ae))
+		return nil, &failed
+	}
+	return out, nil
 }
 
 // end is the last event of a stream that ended before message_stop.
