@@ -28,25 +28,15 @@
 package agentcli
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
-	"conch/backend/internal/procgroup"
-	"conch/backend/internal/proctree"
-	"conch/backend/procmark"
 	"conch/backend/provider"
 	"conch/backend/task"
 )
@@ -61,9 +51,6 @@ var (
 // StopGrace is how long a stopped tree has between SIGTERM and SIGKILL:
 // a stop ends everything within two seconds (SPEC §3 Processes).
 const StopGrace = 1500 * time.Millisecond
-
-// probeTimeout bounds a login probe such as `claude auth status`.
-const probeTimeout = 3 * time.Second
 
 // ErrNeedsAsk is returned by Stream for a mode that needs asking (ask,
 // edits) on a CLI that cannot route its questions to Conch.
@@ -148,6 +135,40 @@ func (c Config) model(req provider.Request) string {
 	return c.Model
 }
 
+// installed finds f's CLI for Info: its path, or ok false with info's
+// Reason saying why it cannot be used (not found, or older than f). The
+// version found is set in info.
+func (c Config) installed(ctx context.Context, f cliFloor, info *provider.Info) (bin string, ok bool) {
+	bin, err := c.lookPath(f.command)
+	if err != nil {
+		info.Reason = notFound(f.command, f.product)
+		return "", false
+	}
+	info.Version = cliVersion(ctx, c, bin, f.pkg)
+	if info.Reason = f.tooOld(info.Version, c.Oldest); info.Reason != "" {
+		return "", false
+	}
+	return bin, true
+}
+
+// command finds f's CLI for a Stream of req: the path, and what flags
+// names req's mode as (the CLI's word for it, or its sandbox). Errors
+// come before anything starts: an unknown mode, a missing CLI, or ctx
+// already done.
+func (c Config) command(ctx context.Context, f cliFloor, req provider.Request, flags map[task.Mode]string) (bin, flag string, err error) {
+	flag, ok := flags[mode(req)]
+	if !ok {
+		return "", "", fmt.Errorf("%s: unknown mode %q", f.command, req.Mode)
+	}
+	if bin, err = c.lookPath(f.command); err != nil {
+		return "", "", fmt.Errorf("%w: %s", provider.ErrNotReady, notFound(f.command, f.product))
+	}
+	if err := ctx.Err(); err != nil {
+		return "", "", err
+	}
+	return bin, flag, nil
+}
+
 // notFound is the reason a missing binary gives.
 func notFound(bin, product string) string {
 	return fmt.Sprintf("%s was not found on PATH; install %s", bin, product)
@@ -161,482 +182,26 @@ func mode(req provider.Request) task.Mode {
 	return req.Mode
 }
 
-// probe runs a cheap status command with a timeout. ok is false when it
-// could not tell (it did not start or ran out of time).
-func probe(ctx context.Context, cfg Config, bin string, args ...string) (code int, out string, ok bool) {
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = cfg.environ()
-	cmd.SysProcAttr = procgroup.Attr()
-	cmd.Cancel = func() error {
-		procgroup.Signal(cmd.Process.Pid, syscall.SIGKILL)
-		return nil
-	}
-	cmd.WaitDelay = time.Second
-	var buf bytes.Buffer
-	cmd.Stdout = &buf
-	cmd.Stderr = &buf
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		return 0, "", false
-	}
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
-		return 0, "", false
-	}
-	return cmd.ProcessState.ExitCode(), strings.TrimSpace(buf.String()), true
-}
-
-// firstLine returns s's first non-empty line without terminal escape
-// codes (a CLI colours its notices), or fallback.
-func firstLine(s, fallback string) string {
-	for _, line := range strings.Split(plain(s), "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			return line
-		}
-	}
-	return fallback
-}
-
-// ansi matches terminal escape sequences: CSI (colours, cursor moves) and
-// OSC (titles, links).
-var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[@-Z\\-_]`)
-
-// plain is s without terminal escape codes and carriage returns.
-func plain(s string) string {
-	return strings.ReplaceAll(ansi.ReplaceAllString(s, ""), "\r", "")
-}
-
-// prompt turns the conversation into the one text the CLI is given: the
-// system prompt, the earlier turns labelled by speaker, then the last user
-// message. A single user message with no system prompt is sent as is.
-func prompt(req provider.Request) string {
-	msgs := req.Messages
-	last := ""
-	if n := len(msgs); n > 0 && msgs[n-1].Role == provider.User {
-		last = msgs[n-1].Text
-		msgs = msgs[:n-1]
-	}
-	if len(msgs) == 0 && req.System == "" {
-		return last
-	}
-	var b strings.Builder
-	if req.System != "" {
-		b.WriteString(strings.TrimSpace(req.System))
-		b.WriteString("\n\n")
-	}
-	if len(msgs) > 0 {
-		b.WriteString("Earlier in this conversation:\n\n")
-		for _, m := range msgs {
-			switch m.Role {
-			case provider.User:
-				b.WriteString("User: " + m.Text + "\n\n")
-			case provider.Assistant:
-				if m.Text != "" {
-					b.WriteString("Assistant: " + m.Text + "\n\n")
-				}
-				for _, c := range m.ToolCalls {
-					fmt.Fprintf(&b, "Assistant used %s: %s\n\n", c.Name, c.Arguments)
-				}
-			case provider.ToolRole:
-				label := "Tool result"
-				if m.IsError {
-					label = "Tool error"
-				}
-				b.WriteString(label + ": " + m.Text + "\n\n")
-			}
-		}
-		if last != "" {
-			b.WriteString("The user now says:\n\n")
-		}
-	}
-	b.WriteString(last)
-	return strings.TrimRight(b.String(), "\n")
-}
-
-// handler reads one CLI's lines. line is called for every JSON object
-// line in order, from one goroutine; a non-nil error ends the stream with
-// it (and stops the CLI). finish gives the last event once the CLI has
-// exited and its output is read.
-type handler interface {
-	line(raw []byte) error
-	finish(exit exitStatus) provider.Event
-}
-
-// releaser is a handler that holds something for the run (Claude's
-// question server): serve releases it once the CLI has exited, before
-// the last event is sent, however the run ended.
-type releaser interface {
-	release()
-}
-
-// exitStatus is how the CLI ended.
-type exitStatus struct {
-	code   int    // -1 when killed by a signal
-	signal string // the signal's name when killed
-	stderr string // the last lines it wrote on stderr
-}
-
-// failure describes an exit with no outcome on stdout, for an error.
-func (e exitStatus) failure(name string) error {
-	var msg string
-	if e.signal != "" {
-		msg = fmt.Sprintf("%s was killed by %s", name, e.signal)
-	} else {
-		msg = fmt.Sprintf("%s exited with code %d", name, e.code)
-	}
-	if e.stderr != "" {
-		msg += ": " + e.stderr
-	}
-	return errors.New(msg)
-}
-
-// proc is one running CLI.
-type proc struct {
-	name  string
-	cmd   *exec.Cmd
-	tree  *proctree.Tree
-	out   *bufio.Reader
-	errs  *tail
-	grace time.Duration
-
-	stdin     io.WriteCloser
-	stdinMu   sync.Mutex
-	stdinDone bool
-
-	exited chan struct{} // closed once the process has been waited for
-	stop   sync.Once
-}
-
-// start starts the CLI in dir with input written on its stdin, which is
-// closed after it, unless keep says stdin stays open for a conversation.
-func start(cfg Config, name, bin string, args []string, dir string, mark procmark.Mark, input []byte, keep bool) (*proc, error) {
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	cmd.Env = cfg.environ()
-	// A child that escaped the group and holds stdout open must not keep
-	// the stream open once the CLI itself has exited.
-	cmd.WaitDelay = time.Second
-	pr, pw := io.Pipe()
-	cmd.Stdout = pw
-	p := &proc{
-		name:   name,
-		cmd:    cmd,
-		out:    bufio.NewReaderSize(pr, 64<<10),
-		errs:   &tail{},
-		grace:  cfg.grace(),
-		exited: make(chan struct{}),
-	}
-	cmd.Stderr = p.errs
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	p.stdin = stdin
-	// The run's mark goes to the CLI and so to every tool it runs, even
-	// one it starts in a session of its own: a stop ends them all.
-	tree, err := proctree.Start(cmd, mark.WithRun())
-	if err != nil {
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	p.tree = tree
-	go func() {
-		_ = cmd.Wait()
-		// What the CLI left running (a tool's background child) goes with it.
-		tree.End()
-		tree.Release()
-		pw.Close()
-		close(p.exited)
-	}()
-	if keep {
-		return p, nil
-	}
-	go func() {
-		// Written apart from reading so a CLI that prints before it reads
-		// cannot deadlock with us.
-		if len(input) > 0 {
-			_ = p.write(input)
-		}
-		p.closeStdin()
-	}()
-	return p, nil
-}
-
-// write sends one message on the CLI's stdin, unless stdin is closed.
-func (p *proc) write(b []byte) error {
-	p.stdinMu.Lock()
-	defer p.stdinMu.Unlock()
-	if p.stdinDone {
-		return io.ErrClosedPipe
-	}
-	_, err := p.stdin.Write(b)
-	return err
-}
-
-// closeStdin tells the CLI no more input comes; safe more than once.
-func (p *proc) closeStdin() {
-	p.stdinMu.Lock()
-	defer p.stdinMu.Unlock()
-	if !p.stdinDone {
-		p.stdinDone = true
-		p.stdin.Close()
-	}
-}
-
-// terminate sends SIGTERM to the CLI's whole tree (its tools too, even
-// one in a session of its own), then SIGKILL after the grace period; it
-// returns at once.
-func (p *proc) terminate() {
-	p.stop.Do(func() {
-		go p.tree.Stop(p.grace, p.exited)
-	})
-}
-
-// isExited reports whether the process has been waited for.
-func (p *proc) isExited() bool {
-	select {
-	case <-p.exited:
-		return true
-	default:
-		return false
-	}
-}
-
-// status reports how the process ended; call after exited is closed.
-func (p *proc) status() exitStatus {
-	st := exitStatus{stderr: p.errs.lines()}
-	ps := p.cmd.ProcessState
-	if ps == nil {
-		st.code = -1
-		return st
-	}
-	st.code = ps.ExitCode()
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		st.signal = procgroup.SignalName(ws.Signal())
-	}
-	return st
-}
-
-// serve reads the CLI's output through h until it ends and sends the last
-// event; it closes out. Cancelling ctx stops the CLI (SIGTERM to its
-// group, SIGKILL after the grace period) and ends the stream with ctx's
-// error once the CLI has exited.
-func (p *proc) serve(ctx context.Context, out chan<- provider.Event, h handler) {
-	defer close(out)
-	go func() {
-		select {
-		case <-ctx.Done():
-			p.terminate()
-		case <-p.exited:
-		}
-	}()
-	var fatal error
-	for {
-		raw, err := p.out.ReadBytes('\n')
-		if line := bytes.TrimSpace(raw); fatal == nil && len(line) > 0 && line[0] == '{' {
-			if !json.Valid(line) {
-				fatal = fmt.Errorf("%w: %s printed a line that is not JSON: %.200q", provider.ErrProtocol, p.name, line)
-			} else {
-				fatal = h.line(line)
-			}
-			if fatal != nil {
-				p.terminate()
-			}
-		}
-		if err != nil {
-			break
-		}
-	}
-	<-p.exited
-	if r, ok := h.(releaser); ok {
-		r.release()
-	}
-	var last provider.Event
-	switch {
-	case ctx.Err() != nil:
-		last = provider.Event{Kind: provider.ErrorEvent, Err: ctx.Err()}
-	case fatal != nil:
-		last = provider.Event{Kind: provider.ErrorEvent, Err: fatal}
-	default:
-		last = h.finish(p.status())
-	}
-	// The last event is always delivered: the contract is that a reader
-	// drains the channel until it closes.
-	out <- last
-}
-
-// emitter sends events that are not the last; once ctx is done they are
-// dropped, since nobody need be reading.
-type emitter struct {
-	ctx context.Context
-	out chan<- provider.Event
-}
-
-func (e emitter) emit(ev provider.Event) {
-	select {
-	case e.out <- ev:
-	case <-e.ctx.Done():
-	}
-}
-
-func (e emitter) text(s string) {
-	if s != "" {
-		e.emit(provider.Event{Kind: provider.TextDelta, Text: s})
-	}
-}
-
-func (e emitter) step(s string) {
-	if s != "" {
-		e.emit(provider.Event{Kind: provider.StepEvent, Text: s})
-	}
-}
-
-func (e emitter) notice(s string) {
-	if s != "" {
-		e.emit(provider.Event{Kind: provider.NoticeEvent, Text: s})
-	}
-}
-
-func (e emitter) usage(u provider.Usage) {
-	e.emit(provider.Event{Kind: provider.UsageEvent, Usage: &u})
-}
-
-// launch starts the CLI and serves its output through the handler made
-// for it. Errors come before anything is sent.
-func launch(ctx context.Context, cfg Config, name, bin string, args []string, dir string, mark procmark.Mark, input []byte, mk func(p *proc, e emitter) handler) (<-chan provider.Event, error) {
-	return launchWith(ctx, cfg, name, bin, args, dir, mark, input, false, mk)
-}
-
-// launchWith is launch, with stdin kept open when keep is set.
-func launchWith(ctx context.Context, cfg Config, name, bin string, args []string, dir string, mark procmark.Mark, input []byte, keep bool, mk func(p *proc, e emitter) handler) (<-chan provider.Event, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if dir != "" {
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return nil, fmt.Errorf("run %s: folder %s does not exist", name, dir)
-		}
-	}
-	p, err := start(cfg, name, bin, args, dir, mark, input, keep)
-	if err != nil {
-		return nil, err
-	}
-	out := make(chan provider.Event, 16)
-	h := mk(p, emitter{ctx: ctx, out: out})
-	go p.serve(ctx, out, h)
-	return out, nil
-}
-
-// tail keeps the last bytes a CLI wrote on stderr, and hands each whole
-// line to onLine when one is set (Gemini CLI says there that it retries).
-type tail struct {
-	mu      sync.Mutex
-	buf     []byte
-	onLine  func(string)
-	partial []byte // the line being written, for onLine
-}
-
-const tailBytes = 4096
-
-func (t *tail) Write(b []byte) (int, error) {
-	t.mu.Lock()
-	t.buf = append(t.buf, b...)
-	if len(t.buf) > tailBytes {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-tailBytes:]...)
-	}
-	var lines []string
-	if t.onLine != nil {
-		t.partial = append(t.partial, b...)
-		for {
-			i := bytes.IndexByte(t.partial, '\n')
-			if i < 0 {
-				break
-			}
-			lines = append(lines, plain(string(t.partial[:i])))
-			t.partial = t.partial[i+1:]
-		}
-		if len(t.partial) > tailBytes { // a line that never ends is cut
-			lines = append(lines, plain(string(t.partial)))
-			t.partial = nil
-		}
-	}
-	onLine := t.onLine
-	t.mu.Unlock()
-	for _, l := range lines {
-		onLine(l)
-	}
-	return len(b), nil
-}
-
-// lineHook sets onLine.
-func (t *tail) lineHook(fn func(string)) {
-	t.mu.Lock()
-	t.onLine = fn
-	t.mu.Unlock()
-}
-
-// lines returns the last few non-empty lines, joined with " | ".
-func (t *tail) lines() string {
-	t.mu.Lock()
-	s := string(t.buf)
-	t.mu.Unlock()
-	var keep []string
-	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			keep = append(keep, l)
-		}
-	}
-	if len(keep) > 5 {
-		keep = keep[len(keep)-5:]
-	}
-	out := strings.Join(keep, " | ")
-	if r := []rune(out); len(r) > 600 {
-		out = "…" + string(r[len(r)-600:])
-	}
-	return out
-}
-
-// shorten makes a command or a path fit on one line of a step.
-func shorten(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i] + " …"
-	}
-	if r := []rune(s); len(r) > 80 {
-		s = string(r[:79]) + "…"
+// orDefault is s, or fallback when s is empty.
+func orDefault(s, fallback string) string {
+	if s == "" {
+		return fallback
 	}
 	return s
 }
 
-// relPath shows path relative to dir when it lies inside it.
-func relPath(dir, path string) string {
-	if dir == "" || !filepath.IsAbs(path) {
-		return path
+// models makes a static model list; a configured model leads it and is
+// the default.
+func models(configured, def, fast string, list ...string) provider.Models {
+	if configured != "" {
+		def = configured
+		found := false
+		for _, m := range list {
+			found = found || m == configured
+		}
+		if !found {
+			list = append([]string{configured}, list...)
+		}
 	}
-	if rel, err := filepath.Rel(dir, path); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return rel
-	}
-	return path
-}
-
-// tilde shows dir with the home folder as ~.
-func tilde(dir string) string {
-	home, err := os.UserHomeDir()
-	if err != nil || home == "" || dir == "" {
-		return dir
-	}
-	if dir == home {
-		return "~"
-	}
-	if rel, err := filepath.Rel(home, dir); err == nil && !strings.HasPrefix(rel, "..") {
-		return "~/" + filepath.ToSlash(rel)
-	}
-	return dir
-}
-
-// str reads a string field of a JSON object, "" when absent.
-func str(m map[string]any, key string) string {
-	s, _ := m[key].(string)
-	return s
+	return provider.Models{Default: def, Fast: fast, List: list}
 }

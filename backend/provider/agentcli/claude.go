@@ -54,13 +54,8 @@ func (c *Claude) Info(ctx context.Context) provider.Info {
 		CanAsk:   true,
 		Models:   models(c.cfg.Model, "sonnet", "haiku", "sonnet", "opus", "haiku"),
 	}
-	bin, err := c.cfg.lookPath("claude")
-	if err != nil {
-		info.Reason = notFound("claude", "Claude Code")
-		return info
-	}
-	info.Version = cliVersion(ctx, c.cfg, bin, claudeFloor.pkg)
-	if info.Reason = claudeFloor.tooOld(info.Version, c.cfg.Oldest); info.Reason != "" {
+	bin, ok := c.cfg.installed(ctx, claudeFloor, &info)
+	if !ok {
 		return info
 	}
 	st, ok := c.ready.get(func() (readiness, bool) { return c.probe(ctx, bin) })
@@ -90,13 +85,9 @@ func (c *Claude) probe(ctx context.Context, bin string) (readiness, bool) {
 // message (see the package doc), and stdin is closed after it, so the CLI
 // ends after its turn.
 func (c *Claude) Stream(ctx context.Context, req provider.Request) (<-chan provider.Event, error) {
-	pm, ok := claudeModes[mode(req)]
-	if !ok {
-		return nil, fmt.Errorf("claude: unknown mode %q", req.Mode)
-	}
-	bin, err := c.cfg.lookPath("claude")
+	bin, pm, err := c.cfg.command(ctx, claudeFloor, req, claudeModes)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s", provider.ErrNotReady, notFound("claude", "Claude Code"))
+		return nil, err
 	}
 	args := []string{"-p", "--output-format", "stream-json", "--input-format", "stream-json", "--verbose",
 		"--include-partial-messages"}
@@ -112,9 +103,6 @@ func (c *Claude) Stream(ctx context.Context, req provider.Request) (<-chan provi
 		return nil, err
 	}
 	input = append(input, '\n')
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	opts := serveOpts{Ask: req.Ask, Cwd: req.Cwd}
 	if req.Call != nil {
 		opts.Tools, opts.Call = req.Tools, req.Call
@@ -354,16 +342,6 @@ func (h *claudeHandler) results(l claudeLine) {
 	}
 }
 
-// declinedStep is the step of a refused or declined action, from its
-// question: "Run `ls`?" → "Declined: run `ls`".
-func declinedStep(detail string) string {
-	d := strings.TrimSuffix(detail, "?")
-	if d == "" {
-		return "Declined"
-	}
-	return "Declined: " + strings.ToLower(d[:1]) + d[1:]
-}
-
 // claudeRetry is the notice of a system/api_retry line.
 func claudeRetry(raw []byte) string {
 	var r struct {
@@ -580,27 +558,4 @@ func claudeEdit(name string, raw json.RawMessage, path string) *provider.Write {
 		return &provider.Write{Path: path, Old: strings.Join(old, "\n…\n"), New: strings.Join(next, "\n…\n")}
 	}
 	return nil
-}
-
-func orDefault(s, fallback string) string {
-	if s == "" {
-		return fallback
-	}
-	return s
-}
-
-// models makes a static model list; a configured model leads it and is
-// the default.
-func models(configured, def, fast string, list ...string) provider.Models {
-	if configured != "" {
-		def = configured
-		found := false
-		for _, m := range list {
-			found = found || m == configured
-		}
-		if !found {
-			list = append([]string{configured}, list...)
-		}
-	}
-	return provider.Models{Default: def, Fast: fast, List: list}
 }

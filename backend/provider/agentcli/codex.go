@@ -48,13 +48,8 @@ func (c *Codex) Info(ctx context.Context) provider.Info {
 		CanAsk:   true,
 		Models:   models(c.cfg.Model, "gpt-5.5", "gpt-5.5", "gpt-5.5"),
 	}
-	bin, err := c.cfg.lookPath("codex")
-	if err != nil {
-		info.Reason = notFound("codex", "Codex")
-		return info
-	}
-	info.Version = cliVersion(ctx, c.cfg, bin, codexFloor.pkg)
-	if info.Reason = codexFloor.tooOld(info.Version, c.cfg.Oldest); info.Reason != "" {
+	bin, ok := c.cfg.installed(ctx, codexFloor, &info)
+	if !ok {
 		return info
 	}
 	st, ok := c.ready.get(func() (readiness, bool) { return c.probe(ctx, bin) })
@@ -198,15 +193,8 @@ var codexSandboxes = map[task.Mode]string{
 
 // Stream runs one turn of a codex app-server for req.
 func (c *Codex) Stream(ctx context.Context, req provider.Request) (<-chan provider.Event, error) {
-	sandbox, ok := codexSandboxes[mode(req)]
-	if !ok {
-		return nil, fmt.Errorf("codex: unknown mode %q", req.Mode)
-	}
-	bin, err := c.cfg.lookPath("codex")
+	bin, sandbox, err := c.cfg.command(ctx, codexFloor, req, codexSandboxes)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s", provider.ErrNotReady, notFound("codex", "Codex"))
-	}
-	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	args := []string{"app-server"}

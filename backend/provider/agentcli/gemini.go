@@ -46,13 +46,7 @@ func (g *Gemini) Info(ctx context.Context) provider.Info {
 		CanAsk:   true,
 		Models:   models(g.cfg.Model, "gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"),
 	}
-	bin, err := g.cfg.lookPath("gemini")
-	if err != nil {
-		info.Reason = notFound("gemini", "Gemini CLI")
-		return info
-	}
-	info.Version = cliVersion(ctx, g.cfg, bin, geminiFloor.pkg)
-	if info.Reason = geminiFloor.tooOld(info.Version, g.cfg.Oldest); info.Reason != "" {
+	if _, ok := g.cfg.installed(ctx, geminiFloor, &info); !ok {
 		return info
 	}
 	if !g.signedIn() {
@@ -89,15 +83,8 @@ var geminiModes = map[task.Mode]string{task.Plan: "plan", task.Ask: "default", t
 
 // Stream runs one prompt of a `gemini --acp` session for req.
 func (g *Gemini) Stream(ctx context.Context, req provider.Request) (<-chan provider.Event, error) {
-	approval, ok := geminiModes[mode(req)]
-	if !ok {
-		return nil, fmt.Errorf("gemini: unknown mode %q", req.Mode)
-	}
-	bin, err := g.cfg.lookPath("gemini")
+	bin, approval, err := g.cfg.command(ctx, geminiFloor, req, geminiModes)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s", provider.ErrNotReady, notFound("gemini", "Gemini CLI"))
-	}
-	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	args := []string{"--acp", "--skip-trust", "--approval-mode", approval}

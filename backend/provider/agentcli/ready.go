@@ -1,8 +1,16 @@
 package agentcli
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"os/exec"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
+
+	"conch/backend/internal/procgroup"
 )
 
 // readiness is what a probe learned.
@@ -54,4 +62,34 @@ func (c *readyCache) get(probe func() (readiness, bool)) (readiness, bool) {
 		c.got, c.at = got, now()
 	}
 	return got, ok
+}
+
+// probeTimeout bounds a login probe such as `claude auth status`.
+const probeTimeout = 3 * time.Second
+
+// probe runs a cheap status command with a timeout. ok is false when it
+// could not tell (it did not start or ran out of time).
+func probe(ctx context.Context, cfg Config, bin string, args ...string) (code int, out string, ok bool) {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = cfg.environ()
+	cmd.SysProcAttr = procgroup.Attr()
+	cmd.Cancel = func() error {
+		procgroup.Signal(cmd.Process.Pid, syscall.SIGKILL)
+		return nil
+	}
+	cmd.WaitDelay = time.Second
+	var buf bytes.Buffer
+	cmd.Stdout = &buf
+	cmd.Stderr = &buf
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return 0, "", false
+	}
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		return 0, "", false
+	}
+	return cmd.ProcessState.ExitCode(), strings.TrimSpace(buf.String()), true
 }

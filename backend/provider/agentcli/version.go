@@ -21,6 +21,7 @@ import (
 
 // cliFloor is one CLI's oldest supported version and how to update it.
 type cliFloor struct {
+	command string // its usual command name, "claude"
 	product string // "Claude Code"
 	pkg     string // its npm package
 	oldest  string
@@ -28,9 +29,9 @@ type cliFloor struct {
 
 // The floors; agentbin's test checks they match scripts/agents/oldest.
 var (
-	claudeFloor = cliFloor{product: "Claude Code", pkg: "@anthropic-ai/claude-code", oldest: "2.1.197"}
-	codexFloor  = cliFloor{product: "Codex", pkg: "@openai/codex", oldest: "0.142.5"}
-	geminiFloor = cliFloor{product: "Gemini CLI", pkg: "@google/gemini-cli", oldest: "0.44.0"}
+	claudeFloor = cliFloor{command: "claude", product: "Claude Code", pkg: "@anthropic-ai/claude-code", oldest: "2.1.197"}
+	codexFloor  = cliFloor{command: "codex", product: "Codex", pkg: "@openai/codex", oldest: "0.142.5"}
+	geminiFloor = cliFloor{command: "gemini", product: "Gemini CLI", pkg: "@google/gemini-cli", oldest: "0.44.0"}
 )
 
 // Floors are the oldest version of each CLI Conch works with, by npm
