@@ -80,3 +80,16 @@ func declinedStep(detail string) string {
 	}
 	return "Declined: " + strings.ToLower(d[:1]) + d[1:]
 }
+
+// unwrapShell shows `bash -lc 'go test ./...'` as `go test ./...`.
+func unwrapShell(cmd string) string {
+	for _, prefix := range []string{"/bin/bash -lc ", "bash -lc ", "/bin/zsh -lc ", "zsh -lc ", "/bin/sh -c ", "sh -c "} {
+		if rest, ok := strings.CutPrefix(cmd, prefix); ok {
+			if len(rest) >= 2 && (rest[0] == '\'' || rest[0] == '"') && rest[len(rest)-1] == rest[0] {
+				rest = rest[1 : len(rest)-1]
+			}
+			return rest
+		}
+	}
+	return cmd
+}
