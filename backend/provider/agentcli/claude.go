@@ -127,7 +127,7 @@ func (c *Claude) Stream(ctx context.Context, req provider.Request) (<-chan provi
 	ch, err := launch(ctx, c.cfg.with(req.Env), "claude", bin, args, req.Cwd, req.Mark, input, func(p *proc, e emitter) handler {
 		return &claudeHandler{e: e, cwd: req.Cwd, srv: srv, uses: map[string]claudeBlock{}, streamed: map[string]bool{}}
 	})
-	if err != nil && srv != nil {
+	if err != nil {
 		srv.Close()
 	}
 	return ch, err

@@ -237,9 +237,7 @@ func (h *claudeHandler) results(l claudeLine) {
 
 // release stops the question server once the CLI has exited.
 func (h *claudeHandler) release() {
-	if h.srv != nil {
-		h.srv.Close()
-	}
+	h.srv.Close()
 }
 
 func (h *claudeHandler) finish(exit exitStatus) provider.Event {

@@ -81,11 +81,11 @@ func (c *Codex) Stream(ctx context.Context, req provider.Request) (<-chan provid
 		return nil, err
 	}
 	args := []string{"app-server"}
-	var srv *askServer
-	if len(req.Tools) > 0 && req.Call != nil {
-		if srv, err = startAskServer(ctx, serveOpts{Tools: req.Tools, Call: req.Call, Cwd: req.Cwd}); err != nil {
-			return nil, fmt.Errorf("codex: serve Conch's tools: %w", err)
-		}
+	srv, err := toolServer(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("codex: serve Conch's tools: %w", err)
+	}
+	if srv != nil {
 		// Conch's gate checks its own tools' calls, so codex need not ask.
 		args = append(args,
 			"-c", "mcp_servers.conch.url="+strconv.Quote(srv.url),
@@ -97,7 +97,7 @@ func (c *Codex) Stream(ctx context.Context, req provider.Request) (<-chan provid
 		s.e = e
 		return s
 	})
-	if err != nil && srv != nil {
+	if err != nil {
 		srv.Close()
 	}
 	return ch, err

@@ -55,9 +55,7 @@ type codexFail struct {
 // drive runs the turn: the handshake, an ephemeral thread, one turn of
 // the conversation, and its end, once the items it left open settle.
 func (s *codexSession) drive(ctx context.Context, r *rpcRun) (string, error) {
-	if s.srv != nil {
-		defer s.srv.Close()
-	}
+	defer s.srv.Close()
 	if err := codexHello(ctx, r); err != nil {
 		return "", err
 	}

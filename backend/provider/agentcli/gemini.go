@@ -91,11 +91,9 @@ func (g *Gemini) Stream(ctx context.Context, req provider.Request) (<-chan provi
 	if model := g.cfg.model(req); model != "" {
 		args = append(args, "-m", model)
 	}
-	var srv *askServer
-	if len(req.Tools) > 0 && req.Call != nil {
-		if srv, err = startAskServer(ctx, serveOpts{Tools: req.Tools, Call: req.Call, Cwd: req.Cwd}); err != nil {
-			return nil, fmt.Errorf("gemini: serve Conch's tools: %w", err)
-		}
+	srv, err := toolServer(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("gemini: serve Conch's tools: %w", err)
 	}
 	// One process, not a launcher that ignores SIGTERM and a child.
 	cfg := g.cfg.with(append([]string{"GEMINI_CLI_NO_RELAUNCH=true", "NO_COLOR=1"}, req.Env...))
@@ -104,7 +102,7 @@ func (g *Gemini) Stream(ctx context.Context, req provider.Request) (<-chan provi
 		s.e = e
 		return s
 	})
-	if err != nil && srv != nil {
+	if err != nil {
 		srv.Close()
 	}
 	return ch, err
@@ -182,9 +180,7 @@ func (c geminiCall) paths() []string {
 }
 
 func (s *geminiSession) drive(ctx context.Context, r *rpcRun) (string, error) {
-	if s.srv != nil {
-		defer s.srv.Close()
-	}
+	defer s.srv.Close()
 	if err := r.call(ctx, "initialize", map[string]any{
 		"protocolVersion":    1,
 		"clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": false, "writeTextFile": false}, "terminal": false},

@@ -158,6 +158,15 @@ func startAskServer(ctx context.Context, o serveOpts) (*askServer, error) {
 	return s, nil
 }
 
+// toolServer starts the server offering Conch's tools (Request.Tools, run
+// by Request.Call) to a run of req; nil when it has none to offer.
+func toolServer(ctx context.Context, req provider.Request) (*askServer, error) {
+	if len(req.Tools) == 0 || req.Call == nil {
+		return nil, nil
+	}
+	return startAskServer(ctx, serveOpts{Tools: req.Tools, Call: req.Call, Cwd: req.Cwd})
+}
+
 // writeConfig writes the --mcp-config file naming this server; only its
 // owner may read it (os.CreateTemp makes it 0600), since it holds the token.
 func (s *askServer) writeConfig() error {
@@ -184,8 +193,12 @@ func (s *askServer) writeConfig() error {
 
 // Close stops the server: pending asks are cancelled, connections closed,
 // and it returns once every goroutine it started has ended and the
-// config file is removed. Safe more than once and from several goroutines.
+// config file is removed. Safe more than once and from several goroutines,
+// and on a nil server (a run that was given none).
 func (s *askServer) Close() {
+	if s == nil {
+		return
+	}
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
 		stop := s.stopWatch
