@@ -107,7 +107,7 @@ func (m *Manager) RunFor(ctx context.Context, id string, turn Turn, b Behalf) (s
 	if err != nil {
 		return "", err
 	}
-	defer m.wg.Done()
+	defer m.life.WG.Done()
 	end := m.safeTurn(tctx, e)
 	m.settle(e, end)
 	if end.err != nil {
@@ -121,7 +121,7 @@ func (m *Manager) RunFor(ctx context.Context, id string, turn Turn, b Behalf) (s
 func (m *Manager) beginFor(ctx context.Context, e *entry, turn Turn, b Behalf) (context.Context, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.started || m.closed {
+	if !m.life.Open() {
 		return nil, errors.New("chats are not running (Conch is starting or closing)")
 	}
 	e.mu.Lock()
@@ -154,11 +154,11 @@ func (m *Manager) beginFor(ctx context.Context, e *entry, turn Turn, b Behalf) (
 	e.resume, e.left, e.tell = turn.Resume, turn.Left, turn.Tell
 	tctx, cancel := context.WithCancelCause(ctx)
 	// Conch closing ends the turn as it ends every other.
-	stop := context.AfterFunc(m.ctx, func() { cancel(context.Cause(m.ctx)) })
+	stop := context.AfterFunc(m.life.Context(), func() { cancel(context.Cause(m.life.Context())) })
 	e.cancel = func(cause error) { stop(); cancel(cause) }
 	e.done = make(chan struct{})
 	e.behalf = &b
-	m.wg.Add(1)
+	m.life.WG.Add(1)
 	return tctx, nil
 }
 

@@ -62,7 +62,7 @@ func started(t *testing.T, st *store.Bolt) *Manager {
 func (m *Manager) held() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.entries)
+	return m.entries.Len()
 }
 
 // Start reads only what it heals, and using every conversation keeps a
@@ -256,11 +256,11 @@ func TestAReplyLetsGoOfItsChat(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
-	m.wg.Wait() // every turn has let go
+	m.life.WG.Wait() // every turn has let go
 	m.mu.Lock()
 	held := 0
-	for _, e := range m.entries {
-		if e.refs.Load() != 0 {
+	for _, e := range m.entries.All() {
+		if e.Held() {
 			held++
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -19,6 +18,8 @@ import (
 	"conch/backend/ask"
 	"conch/backend/conversation"
 	"conch/backend/event"
+	"conch/backend/internal/refcache"
+	"conch/backend/internal/startstop"
 	"conch/backend/output"
 	"conch/backend/pref"
 	"conch/backend/procmark"
@@ -117,14 +118,12 @@ type Manager struct {
 	// entries holds the conversations someone is using (a turn, a call
 	// in progress) and a bounded cache of others (see acquire): most
 	// conversations are finished tasks' chats, read from the store when
-	// asked for, so memory does not grow with them.
-	entries map[string]*entry
-	tick    int64 // counts uses, to find the least recently used
-	started bool
-	closed  bool
-	ctx     context.Context
-	cancel  context.CancelCauseFunc
-	wg      sync.WaitGroup
+	// asked for, so memory does not grow with them. A turn holds its
+	// entry, so nothing replying or asking is ever dropped.
+	entries *refcache.Cache[string, *entry]
+	// life is started by Start and ended by Stop; every turn is counted
+	// in life.WG.
+	life startstop.State
 }
 
 // entry is the live state of one conversation; mu orders its changes.
@@ -134,8 +133,7 @@ type entry struct {
 	// conversation's only one. It is raised under Manager.mu by acquire,
 	// or by hold from one who holds it already. used (guarded by
 	// Manager.mu) is when it was last acquired.
-	refs atomic.Int32
-	used int64
+	refcache.Counted
 
 	mu     sync.Mutex
 	c      conversation.Conversation
@@ -190,7 +188,9 @@ func New(cfg Config) *Manager {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Manager{cfg: cfg, entries: map[string]*entry{}}
+	m := &Manager{cfg: cfg}
+	m.entries = refcache.New[string, *entry](&m.mu, cacheSize, nil)
+	return m
 }
 
 // ToolSource gives a turn of c what it has beyond the host tools: the
@@ -227,13 +227,11 @@ func (m *Manager) Start(ctx context.Context) error {
 		return fmt.Errorf("start chats: %w", err)
 	}
 	m.mu.Lock()
-	if m.started || m.closed {
-		m.mu.Unlock()
-		return errors.New("start chats: already started or stopped")
-	}
-	m.started = true
-	m.ctx, m.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	_, err = m.life.Start(ctx)
 	m.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("start chats: %w", err)
+	}
 	for _, c := range cs {
 		if err := m.heal(c); err != nil {
 			return err
@@ -268,20 +266,7 @@ func (m *Manager) heal(c conversation.Conversation) error {
 }
 
 // Stop ends every turn (each says so in its chat) and waits for them.
-func (m *Manager) Stop() {
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		return
-	}
-	m.closed = true
-	cancel := m.cancel
-	m.mu.Unlock()
-	if cancel != nil {
-		cancel(errClosing)
-	}
-	m.wg.Wait()
-}
+func (m *Manager) Stop() { m.life.Stop(&m.mu, errClosing) }
 
 // CreateRequest is what it takes to start a chat; every field is optional.
 type CreateRequest struct {
@@ -351,8 +336,8 @@ func (m *Manager) Create(req CreateRequest) (conversation.Conversation, error) {
 		return conversation.Conversation{}, fmt.Errorf("create conversation: %w", err)
 	}
 	m.mu.Lock()
-	m.entries[c.ID] = &entry{c: c}
-	m.trimLocked()
+	m.entries.Put(c.ID, &entry{c: c})
+	m.entries.Trim()
 	m.mu.Unlock()
 	m.publish(c)
 	return c.Clone(), nil
@@ -361,7 +346,7 @@ func (m *Manager) Create(req CreateRequest) (conversation.Conversation, error) {
 func (m *Manager) checkOpen() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.started || m.closed {
+	if !m.life.Open() {
 		return errors.New("chats are not running (Conch is starting or closing)")
 	}
 	return nil

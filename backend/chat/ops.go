@@ -67,7 +67,7 @@ func (m *Manager) Wake(id string) error {
 	defer release()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.started || m.closed {
+	if !m.life.Open() {
 		return errors.New("chats are not running (Conch is starting or closing)")
 	}
 	e.mu.Lock()

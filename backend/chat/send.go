@@ -28,7 +28,7 @@ func (m *Manager) Send(id, text string) (conversation.Message, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.started || m.closed {
+	if !m.life.Open() {
 		return conversation.Message{}, errors.New("chats are not running (Conch is starting or closing)")
 	}
 	e.mu.Lock()
@@ -63,10 +63,10 @@ func (m *Manager) startTurnLocked(e *entry) error {
 			return err
 		}
 	}
-	ctx, cancel := context.WithCancelCause(m.ctx)
+	ctx, cancel := context.WithCancelCause(m.life.Context())
 	e.cancel, e.done = cancel, make(chan struct{})
-	m.wg.Add(1)
-	e.hold() // the turn's own, let go when it has settled
+	m.life.WG.Add(1)
+	e.Hold() // the turn's own, let go when it has settled
 	go m.turn(ctx, e)
 	return nil
 }

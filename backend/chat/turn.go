@@ -28,7 +28,7 @@ const (
 
 // turn runs one turn to its end and settles the conversation.
 func (m *Manager) turn(ctx context.Context, e *entry) {
-	defer m.wg.Done()
+	defer m.life.WG.Done()
 	defer m.release(e) // the hold startTurnLocked took for it
 	end := m.safeTurn(ctx, e)
 	m.settle(e, end)
