@@ -23,6 +23,7 @@ import (
 	"conch/backend/provider/registry"
 	"conch/backend/provider/shell"
 	"conch/backend/service"
+	"conch/backend/startstop"
 	"conch/backend/store"
 	"conch/backend/taskrun"
 )
@@ -41,6 +42,7 @@ type App struct {
 	notifier notify.Notifier
 	svc      *service.Service
 	mark     string // this home's process mark
+	parts    *startstop.Group
 
 	mu     sync.Mutex
 	onOpen func() // brings the window forward (desktop only)
@@ -53,6 +55,19 @@ type App struct {
 // what a Conch that died left behind. served is true for `conch serve`,
 // which has no window (no tray, no global shortcut).
 func openApp(ctx context.Context, home string, served bool) (*App, error) {
+	a, err := newApp(ctx, home, served)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.parts.Start(ctx); err != nil {
+		a.close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// newApp makes every part of the app, starting none (close stops them all).
+func newApp(ctx context.Context, home string, served bool) (*App, error) {
 	dbPath := filepath.Join(home, "conch.db")
 	st, err := store.Open(dbPath) // makes the home too
 	if err != nil {
@@ -104,42 +119,45 @@ func openApp(ctx context.Context, home string, served bool) (*App, error) {
 	health.Notifier = a.notifier
 	a.alerts = notify.NewService(notify.Config{Tasks: a.tasks, Bus: a.bus, Notifier: a.notifier,
 		Topics: func() pref.Topics { return prefs().Notifications }, Open: a.open, Log: log})
-	// Chats first: the runner dispatches the tasks left queued as it
-	// starts, and a chat task's run needs its chat loaded.
-	if err = a.chats.Start(ctx); err == nil {
-		err = a.tasks.Start(ctx)
-	}
-	if err != nil {
-		_ = a.close()
-		return nil, err
-	}
-	a.alerts.Start(ctx)
-	chattask.SettleLeft(a.tasks)
-	_ = a.follow.Start(ctx)
-	// Finished tasks past their retention go now, then daily.
-	_ = a.prune.Start(ctx)
+	a.parts = parts(a, h)
 	a.svc = service.New(service.Config{Tasks: a.tasks, Logs: logs, Chats: a.chats, Handoff: h, Opens: &a.opens,
 		Providers: providers, Fallbacks: chatTasks, Prefs: st, Health: health,
 		Backup: &backup.Source{Store: st, Home: home}, UserHome: userHome})
 	return a, nil
 }
 
-// close stops every run (they become interrupted) and closes the store; safe
-// twice, and after a start that failed half way.
-func (a *App) close() error {
-	// Tasks first: their chats' turns end with them, and they are marked
-	// interrupted rather than failed.
-	a.prune.Stop()
-	a.tasks.Stop()
-	a.chats.Stop()
-	a.follow.Stop()
-	a.alerts.Stop()
-	_ = a.notifier.Close()
-	a.bus.Close()
-	// Nothing a task or chat started outlives Conch, wherever it went.
-	procmark.Signal(procmark.Mark{Home: a.mark}, syscall.SIGKILL)
-	return a.store.Close()
+// parts are the long-lived parts in the order they start; they stop in
+// reverse. The store, the bus and the notifier's connection were opened as
+// they were made: everything else uses them, so they close last. Chats
+// start before the runner, which dispatches the tasks left queued as it
+// starts (a chat task's run needs its chat loaded), and so stop after it:
+// a task's chat turn ends with its task, which is marked interrupted
+// rather than failed. The follower starts once the runner has healed
+// (what healing changed is queued for it), then hand-off, which needs
+// both; notifications take the clicks that came while Conch started once
+// the tasks stand as healed; the pruner last.
+func parts(a *App, h *handoff.Service) *startstop.Group {
+	return startstop.NewGroup(
+		startstop.Opened("store", a.store.Close),
+		startstop.Opened("event bus", func() error {
+			a.bus.Close()
+			// Nothing a task or chat started outlives Conch, wherever it went.
+			procmark.Signal(procmark.Mark{Home: a.mark}, syscall.SIGKILL)
+			return nil
+		}),
+		startstop.Opened("notifier", a.notifier.Close),
+		startstop.Part{Name: "chats", Service: a.chats},
+		startstop.Part{Name: "task runner", Service: a.tasks},
+		startstop.Part{Name: "follower", Service: a.follow},
+		startstop.Part{Name: "hand-off", Service: h},
+		startstop.Part{Name: "notifications", Service: a.alerts},
+		startstop.Part{Name: "pruner", Service: a.prune},
+	)
 }
+
+// close stops every part in reverse (runs become interrupted) and closes
+// the store last; safe twice, and after a start that failed half way.
+func (a *App) close() { a.parts.Stop() }
 
 // open shows the chat a task came from: the window comes forward and the
 // page follows the app.open event.

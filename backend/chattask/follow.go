@@ -50,10 +50,18 @@ func NewFollower(chats *chat.Manager, tasks *taskrun.Runner) (*Follower, error) 
 	return f, nil
 }
 
-// Start delivers the wakes a Conch that stopped still owed and follows
-// the changes from then on. Start it after the runner: the changes it
-// made as it healed are queued already.
+// Start settles the worktrees of helpers a Conch that died left
+// unsettled (SettleLeft), delivers the wakes it still owed, and follows
+// the changes from then on. Start it after the runner has healed: the
+// changes it made meanwhile are queued already.
 func (f *Follower) Start(context.Context) error {
+	f.mu.Lock()
+	if f.started || f.stopped {
+		f.mu.Unlock()
+		return errors.New("start following tasks: already started or stopped")
+	}
+	f.mu.Unlock()
+	SettleLeft(f.tasks)
 	// Read before taking f.mu: the runner calls observe (which takes f.mu)
 	// with a task's lock held.
 	all, err := f.tasks.OwedWakes()

@@ -19,6 +19,7 @@ import (
 	"conch/backend/chattask"
 	"conch/backend/conversation"
 	"conch/backend/engine"
+	"conch/backend/startstop"
 	"conch/backend/pref"
 	"conch/backend/store"
 	"conch/backend/task"
@@ -50,14 +51,45 @@ type Config struct {
 type Service struct {
 	cfg Config
 
-	mu sync.Mutex // guards the providers a prompt listed
+	mu sync.Mutex // guards the fields below
 	// listed and listedAt keep the providers a prompt listed.
 	listed   []engine.Engine
 	listedAt time.Time
+	// life says whether work may be handed off: from Start until Stop.
+	life startstop.State
 }
 
-// New returns the service.
+// New returns the service; it hands nothing off until Start.
 func New(cfg Config) *Service { return &Service{cfg: cfg} }
+
+// Start lets work be handed off. Start it after the runner and the
+// follower: a hand-off needs both.
+func (s *Service) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.life.Start(ctx); err != nil {
+		return fmt.Errorf("start hand-off: %w", err)
+	}
+	return nil
+}
+
+// Stop refuses hand-offs from now on (Conch is closing), before they make
+// a chat; those already started are the runner's to stop. Safe twice and
+// before Start.
+func (s *Service) Stop() { s.life.Stop(&s.mu, nil) }
+
+// errClosed is a hand-off asked for when Conch is not handing work off.
+var errClosed = errors.New("work is not being handed off now (Conch is starting or closing)")
+
+// open refuses a hand-off outside Start and Stop.
+func (s *Service) open() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.life.Open() {
+		return errClosed
+	}
+	return nil
+}
 
 // spec is a task to start from a chat.
 type spec struct {
@@ -88,6 +120,9 @@ func (s *Service) start(ctx context.Context, parent conversation.Conversation, s
 }
 
 func (s *Service) startWithID(ctx context.Context, id string, parent conversation.Conversation, sp spec) (task.Task, error) {
+	if err := s.open(); err != nil {
+		return task.Task{}, err
+	}
 	t := task.Task{
 		ID: id, Kind: sp.kind, Title: strings.TrimSpace(sp.title), Text: sp.text,
 		ParentConversationID: parent.ID, GroupID: sp.group, Part: sp.part, Parts: sp.parts,

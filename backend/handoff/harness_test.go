@@ -166,7 +166,11 @@ func setup(t *testing.T, engines []engineOpt, tweak ...func(*env)) *env {
 	if err := f.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	if err := e.h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
+		e.h.Stop()
 		e.tasks.Stop()
 		e.chats.Stop()
 		f.Stop()

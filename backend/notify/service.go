@@ -11,6 +11,7 @@ import (
 	"conch/backend/ask"
 	"conch/backend/event"
 	"conch/backend/internal/brief"
+	"conch/backend/startstop"
 	"conch/backend/pref"
 	"conch/backend/store"
 	"conch/backend/task"
@@ -50,9 +51,9 @@ type Service struct {
 	mu    sync.Mutex
 	asked map[string]string // task id → the question already announced
 
-	cancel context.CancelFunc
-	done   chan struct{}
-	once   sync.Once
+	life    sync.Mutex // guards state and watched
+	state   startstop.State
+	watched bool // Start began watching: Stop lets go of the clicks
 }
 
 // NewService returns a service; call Start.
@@ -73,33 +74,42 @@ func NewService(cfg Config) *Service {
 // notifier until now) are handled then, against the tasks as the runner
 // left them. A question still waiting is answered; one whose task was
 // interrupted by the restart is refused, and the refusal logged.
-func (s *Service) Start(ctx context.Context) {
-	ctx, s.cancel = context.WithCancel(ctx)
-	s.done = make(chan struct{})
+func (s *Service) Start(ctx context.Context) error {
+	s.life.Lock()
+	defer s.life.Unlock()
+	ctx, err := s.state.Start(ctx)
+	if err != nil {
+		return fmt.Errorf("start notifications: %w", err)
+	}
 	// Subscribed before looking, so nothing falls between the two.
 	sub := s.cfg.Bus.Subscribe(256)
 	s.catchUp(s.since)
 	s.cfg.Notifier.Handle(s.Action)
-	go s.watch(ctx, sub)
+	s.watched = true
+	s.state.WG.Add(1)
+	go func() {
+		defer s.state.WG.Done()
+		s.watch(ctx, sub)
+	}()
+	return nil
 }
 
 // Stop ends watching and waits; safe twice and before Start. Clicks from
 // then on are kept by the notifier, not handled.
 func (s *Service) Stop() {
-	s.once.Do(func() {
-		if s.cancel == nil {
-			return
-		}
+	s.life.Lock()
+	watched := s.watched
+	s.watched = false
+	s.life.Unlock()
+	if watched {
 		s.cfg.Notifier.Handle(nil)
-		s.cancel()
-		<-s.done
-	})
+	}
+	s.state.Stop(&s.life, nil)
 }
 
 // watch follows sub, and after a drop a new subscription, until ctx ends
 // or the bus closes.
 func (s *Service) watch(ctx context.Context, sub *event.Subscription) {
-	defer close(s.done)
 	for since := time.Now(); ; sub = s.cfg.Bus.Subscribe(256) {
 		s.follow(ctx, sub)
 		sub.Close()

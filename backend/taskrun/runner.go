@@ -17,7 +17,7 @@ import (
 	"conch/backend/ask"
 	"conch/backend/event"
 	"conch/backend/internal/refcache"
-	"conch/backend/internal/startstop"
+	"conch/backend/startstop"
 	"conch/backend/output"
 	"conch/backend/pref"
 	"conch/backend/procmark"

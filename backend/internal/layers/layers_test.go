@@ -38,7 +38,7 @@ var floors = map[string]int{
 	"conch/backend/internal/testrig/modelserver/chatcompletions": 1,
 	"conch/backend/internal/lru":                                 0,
 	"conch/backend/internal/refcache":                            1,
-	"conch/backend/internal/startstop":                           0,
+	"conch/backend/startstop":                                    0,
 	"conch/backend/internal/quantity":                            0,
 	"conch/backend/internal/testrig/agentrig":                    2,
 	"conch/backend/internal/testrig/agentrig/agentservers":       3,

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"conch/backend/internal/startstop"
+	"conch/backend/startstop"
 )
 
 // service is the shape a user has: its own lock guarding the state.
