@@ -3,10 +3,14 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
 
+	"conch/backend/gateway"
 	"conch/backend/startstop"
 )
 
@@ -63,5 +67,65 @@ func TestTheDocumentedStartOrderIsTheCodes(t *testing.T) {
 	want := "Start order: " + strings.Join(a.parts.Names(), ", ") + "."
 	if !strings.Contains(string(doc), want) {
 		t.Fatalf("docs/ARCHITECTURE.md does not say %q", want)
+	}
+}
+
+// The gateway `conch serve` starts after the app keeps the same promises,
+// and answers the API while it runs.
+func TestTheGatewayKeepsTheLifecycle(t *testing.T) {
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "")
+	ctx := context.Background()
+	a, err := openApp(ctx, t.TempDir(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	listen := func() net.Listener {
+		ln, _, err := gateway.Listen("127.0.0.1:0", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ln
+	}
+	unstarted, err := newGateway(a, listen(), nil, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unstarted.Stop() // before Start: lets the listener go
+	unstarted.Stop()
+	if err := unstarted.Start(ctx); err == nil {
+		t.Fatal("a stopped gateway started")
+	}
+	if _, err := net.Dial("tcp", unstarted.ln.Addr().String()); err == nil {
+		t.Fatal("a gateway stopped before it started still listens")
+	}
+
+	gw, err := startGateway(ctx, a, listen(), nil, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.Start(ctx); err == nil {
+		t.Fatal("the gateway started twice without an error")
+	}
+	req, _ := http.NewRequest(http.MethodGet, gw.base+"/api/about", nil)
+	req.Header.Set("Authorization", "Bearer "+gw.token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET /api/about answered %s", res.Status)
+	}
+	if _, err := os.Stat(gw.urlPath); err != nil {
+		t.Fatalf("the gateway's address is not recorded: %v", err)
+	}
+	gw.Stop()
+	gw.Stop()
+	if _, err := os.Stat(gw.urlPath); err == nil {
+		t.Fatal("the gateway's address is still recorded after Stop")
+	}
+	if _, err := http.DefaultClient.Do(req); err == nil {
+		t.Fatal("the gateway still serves after Stop")
 	}
 }

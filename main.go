@@ -37,6 +37,7 @@ import (
 	"conch/backend/notify"
 	"conch/backend/provider/shell"
 	"conch/backend/service"
+	"conch/backend/startstop"
 	"conch/backend/task"
 )
 
@@ -179,7 +180,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer app.close()
-	gw, err := startGateway(app, ln, hosts, stdout, stderr)
+	gw, err := startGateway(ctx, app, ln, hosts, stdout, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "conch:", err)
 		return 1
@@ -187,28 +188,39 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	select {
 	case err := <-gw.failed:
 		fmt.Fprintln(stderr, "conch: serve:", err)
-		gw.stop()
+		gw.Stop()
 		return 1
 	case <-ctx.Done():
 	}
-	gw.stop()
+	gw.Stop()
 	return 0
 }
 
-// runningGateway is a gateway serving in the background.
-type runningGateway struct {
-	url    string
-	failed <-chan error
-	stop   func()
+// servedGateway is the gateway as a long-lived part: Start serves it in
+// the background, prints the sign-in URL and records it for `conch
+// doctor`; Stop shuts it down (WebSocket streams too) and lets the record
+// go. Stop is safe twice and before Start, Start twice is an error.
+type servedGateway struct {
+	app     *App
+	ln      net.Listener
+	srv     *gateway.Server
+	base    string
+	token   string
+	stdout  io.Writer
+	urlPath string
+	failed  chan error // a serve that ended by itself
+
+	mu   sync.Mutex
+	life startstop.State
 }
 
 // urlFile records where a running Conch serves, for `conch doctor`.
 const urlFile = "gateway-url"
 
-// startGateway serves the app on ln (from gateway.Listen, which names the
-// hosts beyond loopback it may answer as), prints the sign-in URL and
-// records it for `conch doctor`. stop shuts it down in order.
-func startGateway(app *App, ln net.Listener, hosts []string, stdout, stderr io.Writer) (*runningGateway, error) {
+// newGateway readies the app's gateway on ln (from gateway.Listen, which
+// names the hosts beyond loopback it may answer as); it serves once
+// started. On an error ln is closed.
+func newGateway(app *App, ln net.Listener, hosts []string, stdout, stderr io.Writer) (*servedGateway, error) {
 	token, err := gateway.LoadToken(app.home)
 	if err != nil {
 		ln.Close()
@@ -224,34 +236,66 @@ func startGateway(app *App, ln net.Listener, hosts []string, stdout, stderr io.W
 		ln.Close()
 		return nil, err
 	}
-	srv := gateway.NewServer(gw, log, gateway.Limits{})
-	base := "http://" + displayAddr(ln.Addr())
-	urlPath := filepath.Join(app.home, urlFile)
-	if err := os.WriteFile(urlPath, []byte(base+"\n"), 0o600); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("record the gateway address: %w", err)
+	return &servedGateway{
+		app: app, ln: ln, srv: gateway.NewServer(gw, log, gateway.Limits{}), token: token, stdout: stdout,
+		base: "http://" + displayAddr(ln.Addr()), urlPath: filepath.Join(app.home, urlFile), failed: make(chan error, 1),
+	}, nil
+}
+
+func (g *servedGateway) Start(ctx context.Context) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, err := g.life.Start(ctx); err != nil {
+		return fmt.Errorf("start the gateway: %w", err)
+	}
+	if err := os.WriteFile(g.urlPath, []byte(g.base+"\n"), 0o600); err != nil {
+		return fmt.Errorf("record the gateway address: %w", err)
 	}
 	// The token rides in the fragment: a browser never sends it to a
 	// server, a log or a Referer; the page keeps it for this tab.
-	fmt.Fprintf(stdout, "conch: serving %s/#token=%s\n", base, token)
-	failed := make(chan error, 1)
+	fmt.Fprintf(g.stdout, "conch: serving %s/#token=%s\n", g.base, g.token)
+	g.life.WG.Add(1)
 	go func() {
-		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			failed <- err
+		defer g.life.WG.Done()
+		if err := g.srv.Serve(g.ln); !errors.Is(err, http.ErrServerClosed) {
+			g.failed <- err
 		}
 	}()
-	var once sync.Once
-	return &runningGateway{url: base, failed: failed, stop: func() {
-		once.Do(func() {
-			if b, err := os.ReadFile(urlPath); err == nil && strings.TrimSpace(string(b)) == base {
-				_ = os.Remove(urlPath)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			app.bus.Close() // ends WebSocket streams, which Shutdown does not wait for
-			_ = srv.Shutdown(ctx)
-		})
-	}}, nil
+	return nil
+}
+
+func (g *servedGateway) Stop() {
+	g.mu.Lock()
+	closed, started := g.life.Closed(), g.life.Open()
+	g.mu.Unlock()
+	if closed {
+		return
+	}
+	if started {
+		if b, err := os.ReadFile(g.urlPath); err == nil && strings.TrimSpace(string(b)) == g.base {
+			_ = os.Remove(g.urlPath)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		g.app.bus.Close() // ends WebSocket streams, which Shutdown does not wait for
+		_ = g.srv.Shutdown(ctx)
+	} else {
+		g.ln.Close()
+	}
+	g.life.Stop(&g.mu, nil)
+}
+
+// startGateway makes the app's gateway on ln and starts it.
+func startGateway(ctx context.Context, app *App, ln net.Listener, hosts []string, stdout, stderr io.Writer) (*servedGateway, error) {
+	gw, err := newGateway(app, ln, hosts, stdout, stderr)
+	if err != nil {
+		return nil, err
+	}
+	if err := gw.Start(ctx); err != nil {
+		gw.Stop()
+		return nil, err
+	}
+	return gw, nil
 }
 
 // displayAddr names a listening address the way a browser on this machine
@@ -294,12 +338,12 @@ func runDesktop(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "conch:", err)
 		return 1
 	}
-	gw, err := startGateway(app, ln, nil, stdout, stderr)
+	gw, err := startGateway(ctx, app, ln, nil, stdout, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "conch:", err)
 		return 1
 	}
-	defer gw.stop()
+	defer gw.Stop()
 	err = desktop.Run(desktop.Options{
 		Title:       "Conch",
 		Assets:      assets(),
@@ -313,7 +357,7 @@ func runDesktop(args []string, stdout, stderr io.Writer) int {
 		OnReady:     app.setDesktop,
 	})
 	if errors.Is(err, desktop.ErrUnavailable) {
-		gw.stop()
+		gw.Stop()
 		app.close()
 		fmt.Fprintln(stderr, "conch: this build has no window (built without the desktop tag); starting `conch serve` instead")
 		return runServe(args, stdout, stderr)

@@ -15,9 +15,12 @@ type Service interface {
 }
 
 // Part is a service in a Group, named for the error a failed start gives.
+// An Optional part is one the app runs without (the tray, the global
+// shortcut): its failed Start is kept (Problem) and the others go on.
 type Part struct {
 	Name string
 	Service
+	Optional bool
 }
 
 // Opened is a part its constructor opened already, because the parts made
@@ -49,9 +52,10 @@ func (o *opened) Stop() {
 // Group starts its parts in the order given and stops them in reverse, so
 // each part starts after what it needs and stops before it.
 type Group struct {
-	mu    sync.Mutex
-	state State
-	parts []Part
+	mu       sync.Mutex
+	state    State
+	parts    []Part
+	problems map[string]error // optional parts that did not start, by name
 }
 
 // NewGroup returns a group of parts, none started.
@@ -68,12 +72,28 @@ func (g *Group) Start(ctx context.Context) error {
 	}
 	g.mu.Unlock()
 	for _, p := range g.parts {
-		if err := p.Start(ctx); err != nil {
+		err := p.Start(ctx)
+		switch {
+		case err != nil && p.Optional:
+			g.mu.Lock()
+			if g.problems == nil {
+				g.problems = map[string]error{}
+			}
+			g.problems[p.Name] = err
+			g.mu.Unlock()
+		case err != nil:
 			g.Stop()
 			return fmt.Errorf("start %s: %w", p.Name, err)
 		}
 	}
 	return nil
+}
+
+// Problem is why the optional part name did not start, or nil.
+func (g *Group) Problem(name string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.problems[name]
 }
 
 // Stop stops every part in reverse order, the ones never started too (a

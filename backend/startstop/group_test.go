@@ -94,3 +94,27 @@ func TestAnOpenedPartClosesOnceAndStartsOnce(t *testing.T) {
 		t.Fatalf("a Stop before Start did not close it")
 	}
 }
+
+func TestAnOptionalPartThatFailsLeavesTheOthersRunning(t *testing.T) {
+	var log []string
+	var mu sync.Mutex
+	g := startstop.NewGroup(
+		startstop.Part{Name: "store", Service: recorder{name: "store", log: &log, mu: &mu}},
+		startstop.Part{Name: "tray", Service: recorder{name: "tray", log: &log, mu: &mu, fail: errors.New("no tray host")}, Optional: true},
+		startstop.Part{Name: "shortcut", Service: recorder{name: "shortcut", log: &log, mu: &mu}},
+	)
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatalf("an optional part's failure stopped the start: %v", err)
+	}
+	if err := g.Problem("tray"); err == nil || err.Error() != "no tray host" {
+		t.Fatalf("Problem(tray) = %v", err)
+	}
+	if err := g.Problem("shortcut"); err != nil {
+		t.Fatalf("Problem(shortcut) = %v; it started", err)
+	}
+	g.Stop()
+	want := []string{"start store", "start tray", "start shortcut", "stop shortcut", "stop tray", "stop store"}
+	if !slices.Equal(log, want) {
+		t.Fatalf("log %q; want %q", log, want)
+	}
+}
