@@ -93,20 +93,11 @@ func Restore(file, home string, opt RestoreOptions) (Restored, error) {
 		now = opt.Now
 	}
 	var res Restored
-	f, err := os.Open(file)
+	f, kind, err := openBackup(file)
 	if err != nil {
-		return res, fmt.Errorf("restore: %w", err)
+		return res, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil {
-		return res, fmt.Errorf("restore: %w", err)
-	} else if !fi.Mode().IsRegular() {
-		return res, fmt.Errorf("restore: %s is not a file", file)
-	}
-	kind, err := sniff(f)
-	if err != nil {
-		return res, fmt.Errorf("restore %s: %w", file, err)
-	}
 
 	dbPath := filepath.Join(home, DBName)
 	release, err := store.Hold(dbPath)
@@ -147,63 +138,114 @@ func Restore(file, home string, opt RestoreOptions) (Restored, error) {
 		}
 	}()
 
-	staged := filepath.Join(stage, DBName)
-	var logs []string // relative to the home
-	switch kind {
-	case formatDB:
-		if err := copyFile(staged, f); err != nil {
-			return res, fmt.Errorf("restore: %w", err)
-		}
-	case formatTar:
-		logs, err = extract(f, stage, true)
-		if err != nil {
-			return res, fmt.Errorf("restore %s: %w", file, err)
-		}
-	}
-	sum, err := store.Verify(staged)
-	if errors.Is(err, store.ErrSchemaTooNew) {
-		return res, fmt.Errorf("restore %s: it was taken by a newer Conch: %w", file, err)
-	}
+	logs, err := unpack(f, kind, file, stage, home, now(), &res)
 	if err != nil {
-		return res, fmt.Errorf("restore %s: %w: %w", file, ErrNotBackup, err)
+		return res, err
 	}
-	res.Conversations, res.Logs = sum.Conversations, len(logs)
-	if err := heal(staged, stage, home, now(), &res); err != nil {
-		return res, fmt.Errorf("restore: %w", err)
-	}
-
 	// From here on the home changes: the logs, then the store.
-	for _, rel := range logs {
-		dst := filepath.Join(home, rel)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
-			return res, fmt.Errorf("restore %s: %w", rel, err)
-		}
-		if err := os.Rename(filepath.Join(stage, rel), dst); err != nil {
-			return res, fmt.Errorf("restore %s: %w", rel, err)
-		}
+	if err := moveLogs(stage, home, logs); err != nil {
+		return res, err
 	}
-	if hadStore {
-		held = true
-		kept := dbPath + ".before-restore-" + now().UTC().Format("20060102-150405")
-		if err := os.Link(dbPath, kept); err != nil {
-			return res, fmt.Errorf("restore: keep the store it replaces: %w", err)
-		}
-		if err := os.Rename(staged, dbPath); err != nil {
-			_ = os.Remove(kept)
-			return res, fmt.Errorf("restore: %w", err)
-		}
-		res.Kept = kept
-	} else if err := os.Link(staged, dbPath); err != nil {
-		// A link never replaces: a Conch that started on the home
-		// meanwhile keeps its store.
-		if errors.Is(err, fs.ErrExist) {
-			return res, fmt.Errorf("restore: a Conch started on %s meanwhile; nothing was replaced: %w", home, err)
-		}
-		return res, fmt.Errorf("restore: %w", err)
+	held = hadStore
+	if res.Kept, err = putStore(filepath.Join(stage, DBName), dbPath, home, hadStore, now); err != nil {
+		return res, err
 	}
 	madeHome = false
 	syncDir(home)
 	return res, nil
+}
+
+// openBackup opens file and says which kind of backup it is.
+func openBackup(file string) (*os.File, format, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, 0, fmt.Errorf("restore: %w", err)
+	}
+	if fi, err := f.Stat(); err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("restore: %w", err)
+	} else if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, 0, fmt.Errorf("restore: %s is not a file", file)
+	}
+	kind, err := sniff(f)
+	if err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("restore %s: %w", file, err)
+	}
+	return f, kind, nil
+}
+
+// unpack puts the backup's store (and a tar's logs) into stage, checks the
+// store and heals it as of now; it returns the logs' paths relative to the
+// home. Nothing of the home changes yet.
+func unpack(f *os.File, kind format, file, stage, home string, now time.Time, res *Restored) ([]string, error) {
+	staged := filepath.Join(stage, DBName)
+	var logs []string // relative to the home
+	var err error
+	switch kind {
+	case formatDB:
+		if err := copyFile(staged, f); err != nil {
+			return nil, fmt.Errorf("restore: %w", err)
+		}
+	case formatTar:
+		logs, err = extract(f, stage, true)
+		if err != nil {
+			return nil, fmt.Errorf("restore %s: %w", file, err)
+		}
+	}
+	sum, err := store.Verify(staged)
+	if errors.Is(err, store.ErrSchemaTooNew) {
+		return nil, fmt.Errorf("restore %s: it was taken by a newer Conch: %w", file, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("restore %s: %w: %w", file, ErrNotBackup, err)
+	}
+	res.Conversations, res.Logs = sum.Conversations, len(logs)
+	if err := heal(staged, stage, home, now, res); err != nil {
+		return nil, fmt.Errorf("restore: %w", err)
+	}
+	return logs, nil
+}
+
+// moveLogs moves the staged logs into the home.
+func moveLogs(stage, home string, logs []string) error {
+	for _, rel := range logs {
+		dst := filepath.Join(home, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+			return fmt.Errorf("restore %s: %w", rel, err)
+		}
+		if err := os.Rename(filepath.Join(stage, rel), dst); err != nil {
+			return fmt.Errorf("restore %s: %w", rel, err)
+		}
+	}
+	return nil
+}
+
+// putStore puts the staged store at dbPath. One the home had is replaced
+// and kept beside it, under the name it returns; else the store is linked
+// in, which never replaces one a Conch made meanwhile.
+func putStore(staged, dbPath, home string, hadStore bool, now func() time.Time) (string, error) {
+	if hadStore {
+		kept := dbPath + ".before-restore-" + now().UTC().Format("20060102-150405")
+		if err := os.Link(dbPath, kept); err != nil {
+			return "", fmt.Errorf("restore: keep the store it replaces: %w", err)
+		}
+		if err := os.Rename(staged, dbPath); err != nil {
+			_ = os.Remove(kept)
+			return "", fmt.Errorf("restore: %w", err)
+		}
+		return kept, nil
+	}
+	if err := os.Link(staged, dbPath); err != nil {
+		// A link never replaces: a Conch that started on the home
+		// meanwhile keeps its store.
+		if errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("restore: a Conch started on %s meanwhile; nothing was replaced: %w", home, err)
+		}
+		return "", fmt.Errorf("restore: %w", err)
+	}
+	return "", nil
 }
 
 // Contents is what a backup file holds, as Check found it.

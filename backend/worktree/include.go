@@ -57,23 +57,8 @@ func (t Tree) include(ctx context.Context, repo string, out io.Writer) error {
 			defer src.Close()
 		}
 	}
-	list, err := dst.ReadFile(filepath.FromSlash(IncludeFile))
-	if errors.Is(err, fs.ErrNotExist) && src != nil {
-		list, err = src.ReadFile(filepath.FromSlash(IncludeFile))
-	}
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		say("could not be read, so nothing was copied: %s", why(err))
-		return nil
-	}
-	if src == nil {
-		say("the main working tree is not known, so nothing was copied")
-		return nil
-	}
-	if _, err := src.Lstat(".git"); err != nil {
-		say("%s has no working tree (a bare repository), so nothing was copied", repo)
+	list, ok := readIncludeList(dst, src, repo, say)
+	if !ok {
 		return nil
 	}
 
@@ -90,29 +75,67 @@ func (t Tree) include(ctx context.Context, repo string, out io.Writer) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("worktree include: %w", err)
 	}
-	// What the worktree has already (from git: tracked; or copied before)
-	// stays as it is. A file under a link in the worktree is left out:
-	// git cannot say whether it ignores it, and the link may lead out.
+	want := c.missing()
+	if len(want) == 0 {
+		return nil
+	}
+	return t.copyIgnored(ctx, &c, want, repo)
+}
+
+// readIncludeList reads the worktree's list of files to include, else the
+// main working tree's (src). It is false, having said why when that is of
+// use, when there is nothing to copy.
+func readIncludeList(dst, src *os.Root, repo string, say func(string, ...any)) ([]byte, bool) {
+	list, err := dst.ReadFile(filepath.FromSlash(IncludeFile))
+	if errors.Is(err, fs.ErrNotExist) && src != nil {
+		list, err = src.ReadFile(filepath.FromSlash(IncludeFile))
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false
+	}
+	if err != nil {
+		say("could not be read, so nothing was copied: %s", why(err))
+		return nil, false
+	}
+	if src == nil {
+		say("the main working tree is not known, so nothing was copied")
+		return nil, false
+	}
+	if _, err := src.Lstat(".git"); err != nil {
+		say("%s has no working tree (a bare repository), so nothing was copied", repo)
+		return nil, false
+	}
+	return list, true
+}
+
+// missing is what was found that the worktree lacks. What the worktree has
+// already (from git: tracked; or copied before) stays as it is. A file
+// under a link in the worktree is left out: git cannot say whether it
+// ignores it, and the link may lead out.
+func (c *copier) missing() []string {
 	var want []string
 	for _, name := range c.found {
-		if _, err := dst.Lstat(filepath.FromSlash(name)); err == nil {
+		if _, err := c.dst.Lstat(filepath.FromSlash(name)); err == nil {
 			continue
 		}
 		if link := c.underLink(name); link != "" {
-			say("%s was not copied: %s is a link in the worktree", name, link)
+			c.say("%s was not copied: %s is a link in the worktree", name, link)
 			continue
 		}
 		want = append(want, name)
 	}
-	if len(want) == 0 {
-		return nil
-	}
+	return want
+}
+
+// copyIgnored copies those of want that git ignores, and says what it
+// copied and what it left because git would count it as work.
+func (t Tree) copyIgnored(ctx context.Context, c *copier, want []string, repo string) error {
 	ignored, err := t.ignored(ctx, want)
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("worktree include: %w", ctx.Err())
 		}
-		say("git could not say which files it ignores, so nothing was copied: %v", err)
+		c.say("git could not say which files it ignores, so nothing was copied: %v", err)
 		return nil
 	}
 	var notIgnored []string
@@ -130,11 +153,11 @@ func (t Tree) include(ctx context.Context, repo string, out io.Writer) error {
 		}
 	}
 	if len(notIgnored) > 0 {
-		say("%s not ignored by git, so not copied: in the worktree it would count as the helper's work (%s)",
+		c.say("%s not ignored by git, so not copied: in the worktree it would count as the helper's work (%s)",
 			quantity.Plural(len(notIgnored), "file is", "files are"), shown(notIgnored))
 	}
 	if copied > 0 {
-		say("copied %s from %s", quantity.Plural(copied, "file", "files"), repo)
+		c.say("copied %s from %s", quantity.Plural(copied, "file", "files"), repo)
 	}
 	return nil
 }
