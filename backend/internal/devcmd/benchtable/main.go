@@ -301,50 +301,56 @@ func rows(r map[string]result, rs rounds, ui *frameLine) []row {
 		out = append(out, missing("RSS of conch serve, 100,000 tasks", "< 100 MB", "BenchmarkServe100k"))
 	}
 	out = append(out, agentRows(latency, get)...)
-	if ui != nil {
-		// The limit is the still page's, when the run recorded it, and
-		// never below one frame at 60 Hz.
-		limitOf := func(l *frameFigures) (float64, string) {
-			if l == nil {
-				return 16.7, "16.7 ms (one frame at 60 Hz)"
-			}
-			said := fmt.Sprintf("%.1f ms (a still page of as many rows, the same load", l.p95)
-			if l.late >= 0 {
-				said += fmt.Sprintf(": %.1f%% of frames late", l.late)
-			}
-			return max(l.p95, 16.7), said + ")"
-		}
-		limit, said := limitOf(ui.limit)
-		figure := func(p95, late float64) string {
-			s := fmt.Sprintf("%.1f ms", p95)
-			var notes []string
-			if late >= 0 {
-				notes = append(notes, fmt.Sprintf("%.1f%% of frames late", late))
-			}
-			if ui.runs > 1 {
-				notes = append(notes, fmt.Sprintf("the median of %d runs", ui.runs))
-			}
-			if len(notes) > 0 {
-				s += " (" + strings.Join(notes, "; ") + ")"
-			}
-			return s
-		}
-		out = append(out, row{fmt.Sprintf("UI p95 frame time, %d tasks, %.0f updates/s", ui.tasks, ui.updates), figure(ui.p95, ui.late),
-			said, fmt.Sprintf("%.2f×", limit/ui.p95), "≤ 16.7 ms"})
-		if a := ui.all; a != nil {
-			limit, said := limitOf(ui.allLimit)
-			out = append(out, row{fmt.Sprintf("UI p95 frame time, %d tasks all loaded (scrolled to the end), same load", ui.tasks), figure(a.p95, a.late),
-				said, fmt.Sprintf("%.2f×", limit/a.p95), "≤ 16.7 ms"})
-		}
-	} else {
-		out = append(out, row{"UI p95 frame time, 10,000 tasks, 100 updates/s", "did not run (npm --prefix frontend run frames)", "", "", "≤ 16.7 ms"})
-	}
-	return out
+	return append(out, uiRows(ui)...)
 }
 
 // agentRows are Conch's own cost per coding-agent CLI: the time from Send
 // to the CLI's first model request beside the same CLI started directly,
 // and the memory the conch process grows by per agent task running.
+// uiRows are the UI frame-time rows, from the frames run's line (nil when
+// it did not run).
+func uiRows(ui *frameLine) []row {
+	if ui == nil {
+		return []row{{"UI p95 frame time, 10,000 tasks, 100 updates/s", "did not run (npm --prefix frontend run frames)", "", "", "≤ 16.7 ms"}}
+	}
+	var out []row
+	// The limit is the still page's, when the run recorded it, and
+	// never below one frame at 60 Hz.
+	limitOf := func(l *frameFigures) (float64, string) {
+		if l == nil {
+			return 16.7, "16.7 ms (one frame at 60 Hz)"
+		}
+		said := fmt.Sprintf("%.1f ms (a still page of as many rows, the same load", l.p95)
+		if l.late >= 0 {
+			said += fmt.Sprintf(": %.1f%% of frames late", l.late)
+		}
+		return max(l.p95, 16.7), said + ")"
+	}
+	limit, said := limitOf(ui.limit)
+	figure := func(p95, late float64) string {
+		s := fmt.Sprintf("%.1f ms", p95)
+		var notes []string
+		if late >= 0 {
+			notes = append(notes, fmt.Sprintf("%.1f%% of frames late", late))
+		}
+		if ui.runs > 1 {
+			notes = append(notes, fmt.Sprintf("the median of %d runs", ui.runs))
+		}
+		if len(notes) > 0 {
+			s += " (" + strings.Join(notes, "; ") + ")"
+		}
+		return s
+	}
+	out = append(out, row{fmt.Sprintf("UI p95 frame time, %d tasks, %.0f updates/s", ui.tasks, ui.updates), figure(ui.p95, ui.late),
+		said, fmt.Sprintf("%.2f×", limit/ui.p95), "≤ 16.7 ms"})
+	if a := ui.all; a != nil {
+		limit, said := limitOf(ui.allLimit)
+		out = append(out, row{fmt.Sprintf("UI p95 frame time, %d tasks all loaded (scrolled to the end), same load", ui.tasks), figure(a.p95, a.late),
+			said, fmt.Sprintf("%.2f×", limit/a.p95), "≤ 16.7 ms"})
+	}
+	return out
+}
+
 func agentRows(latency func(what, ours, om, raw, rm, goal, rawWhat string) row, get func(name, metric string) (float64, bool)) []row {
 	var out []row
 	for _, cli := range []struct{ name, bench string }{{"Claude Code", "claude"}, {"Codex", "codex"}, {"Gemini CLI", "gemini"}} {

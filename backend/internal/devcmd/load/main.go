@@ -210,38 +210,9 @@ func run(bin string, clients int, duration time.Duration, seeded int) (*report, 
 		return nil, err
 	}
 	defer stop()
-	setup := &client{base: base, token: token, http: &http.Client{Timeout: 30 * time.Second}}
-	ctx := context.Background()
-	if code, b, err := setup.do(ctx, "PATCH", "/api/preferences", `{"limits":{"background":8}}`); err != nil || code != 200 {
-		return nil, fmt.Errorf("raise the limit: %d %s %v", code, b, err)
-	}
-	create := func(c *client) (int, []byte, error) {
-		body, _ := json.Marshal(map[string]any{"text": "echo load", "options": map[string]string{"mode": "auto", "cwd": work}})
-		return c.do(ctx, "POST", "/api/tasks", string(body))
-	}
-	newChat := func(c *client, n int) (int, []byte, error) {
-		body, _ := json.Marshal(map[string]any{"title": fmt.Sprintf("Load chat %d", n), "cwd": work})
-		return c.do(ctx, "POST", "/api/conversations", string(body))
-	}
-	var chats []string
-	for i := range max(1, seeded/20) {
-		code, b, err := newChat(setup, i)
-		if err != nil || code != 201 {
-			return nil, fmt.Errorf("seed a chat: %d %s %v", code, b, err)
-		}
-		var c struct{ ID string }
-		_ = json.Unmarshal(b, &c)
-		chats = append(chats, c.ID)
-	}
-	var ids []string
-	for range seeded {
-		code, b, err := create(setup)
-		if err != nil || code != 201 {
-			return nil, fmt.Errorf("seed a task: %d %s %v", code, b, err)
-		}
-		var t struct{ ID string }
-		_ = json.Unmarshal(b, &t)
-		ids = append(ids, t.ID)
+	m := &mix{ctx: context.Background(), work: work}
+	if err := m.seed(&client{base: base, token: token, http: &http.Client{Timeout: 30 * time.Second}}, seeded); err != nil {
+		return nil, err
 	}
 	rep := &report{waits: map[string][]time.Duration{}, statuses: map[int]int{}, failures: map[string]int{}, clients: clients}
 	deadline := time.Now().Add(duration)
@@ -253,30 +224,9 @@ func run(bin string, clients int, duration time.Duration, seeded int) (*report, 
 		wg.Go(func() {
 			for time.Now().Before(deadline) {
 				kind := pick(rng)
-				id := ids[rng.IntN(len(ids))]
+				id := m.ids[rng.IntN(len(m.ids))]
 				t0 := time.Now()
-				var code int
-				var err error
-				switch kind {
-				case "list":
-					code, _, err = c.do(ctx, "GET", "/api/tasks", "")
-				case "finished page":
-					code, _, err = c.do(ctx, "GET", "/api/tasks?group=finished&limit=50", "")
-				case "search":
-					code, _, err = c.do(ctx, "GET", "/api/tasks?group=finished&q=echo", "")
-				case "task":
-					code, _, err = c.do(ctx, "GET", "/api/tasks/"+id, "")
-				case "output":
-					code, _, err = c.do(ctx, "GET", "/api/tasks/"+id+"/output", "")
-				case "create":
-					code, _, err = create(c)
-				case "chats":
-					code, _, err = c.do(ctx, "GET", "/api/conversations?limit=50", "")
-				case "chat":
-					code, _, err = c.do(ctx, "GET", "/api/conversations/"+chats[rng.IntN(len(chats))], "")
-				case "new chat":
-					code, _, err = newChat(c, rng.IntN(1_000_000))
-				}
+				code, err := m.send(c, kind, id, rng)
 				rep.add(kind, code, time.Since(t0), err)
 			}
 		})
@@ -287,6 +237,80 @@ func run(bin string, clients int, duration time.Duration, seeded int) (*report, 
 		return rep, fmt.Errorf("%d answers were 5xx and %d requests got no answer", rep.serverErr, sum(rep.failures))
 	}
 	return rep, nil
+}
+
+// mix is what the clients' requests are made of: the tasks' folder and the
+// tasks and chats seeded before the load starts.
+type mix struct {
+	ctx   context.Context
+	work  string
+	ids   []string
+	chats []string
+}
+
+// seed raises the background limit and makes seeded tasks and one chat
+// for every 20 of them (at least one).
+func (m *mix) seed(setup *client, seeded int) error {
+	if code, b, err := setup.do(m.ctx, "PATCH", "/api/preferences", `{"limits":{"background":8}}`); err != nil || code != 200 {
+		return fmt.Errorf("raise the limit: %d %s %v", code, b, err)
+	}
+	for i := range max(1, seeded/20) {
+		code, b, err := m.newChat(setup, i)
+		if err != nil || code != 201 {
+			return fmt.Errorf("seed a chat: %d %s %v", code, b, err)
+		}
+		var c struct{ ID string }
+		_ = json.Unmarshal(b, &c)
+		m.chats = append(m.chats, c.ID)
+	}
+	for range seeded {
+		code, b, err := m.create(setup)
+		if err != nil || code != 201 {
+			return fmt.Errorf("seed a task: %d %s %v", code, b, err)
+		}
+		var t struct{ ID string }
+		_ = json.Unmarshal(b, &t)
+		m.ids = append(m.ids, t.ID)
+	}
+	return nil
+}
+
+func (m *mix) create(c *client) (int, []byte, error) {
+	body, _ := json.Marshal(map[string]any{"text": "echo load", "options": map[string]string{"mode": "auto", "cwd": m.work}})
+	return c.do(m.ctx, "POST", "/api/tasks", string(body))
+}
+
+func (m *mix) newChat(c *client, n int) (int, []byte, error) {
+	body, _ := json.Marshal(map[string]any{"title": fmt.Sprintf("Load chat %d", n), "cwd": m.work})
+	return c.do(m.ctx, "POST", "/api/conversations", string(body))
+}
+
+// send makes one request of the kind pick chose, about task id (or a
+// chat rng picks), and returns its status.
+func (m *mix) send(c *client, kind, id string, rng *rand.Rand) (int, error) {
+	var code int
+	var err error
+	switch kind {
+	case "list":
+		code, _, err = c.do(m.ctx, "GET", "/api/tasks", "")
+	case "finished page":
+		code, _, err = c.do(m.ctx, "GET", "/api/tasks?group=finished&limit=50", "")
+	case "search":
+		code, _, err = c.do(m.ctx, "GET", "/api/tasks?group=finished&q=echo", "")
+	case "task":
+		code, _, err = c.do(m.ctx, "GET", "/api/tasks/"+id, "")
+	case "output":
+		code, _, err = c.do(m.ctx, "GET", "/api/tasks/"+id+"/output", "")
+	case "create":
+		code, _, err = m.create(c)
+	case "chats":
+		code, _, err = c.do(m.ctx, "GET", "/api/conversations?limit=50", "")
+	case "chat":
+		code, _, err = c.do(m.ctx, "GET", "/api/conversations/"+m.chats[rng.IntN(len(m.chats))], "")
+	case "new chat":
+		code, _, err = m.newChat(c, rng.IntN(1_000_000))
+	}
+	return code, err
 }
 
 func pick(rng *rand.Rand) string {
