@@ -277,23 +277,34 @@ func (s *Server) messages(w http.ResponseWriter, r Request) {
 	}
 	w.Header().Set("request-id", "req_"+id)
 	if !req.Stream {
-		var content []any
-		if reply.Text != "" {
-			content = append(content, map[string]any{"type": "text", "text": reply.Text})
-		}
-		for _, c := range reply.Calls {
-			content = append(content, map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": c.Args})
-		}
-		if content == nil {
-			content = []any{}
-		}
-		writeJSON(w, http.StatusOK, map[string]any{
-			"id": id, "type": "message", "role": "assistant", "model": req.Model,
-			"content": content, "stop_reason": stop, "stop_sequence": nil,
-			"usage": map[string]any{"input_tokens": 10, "output_tokens": 5},
-		})
+		writeMessage(w, id, req.Model, stop, reply)
 		return
 	}
+	streamMessage(w, id, req.Model, stop, reply)
+}
+
+// writeMessage answers with the whole message at once, as JSON.
+func writeMessage(w http.ResponseWriter, id, model, stop string, reply modelserver.Reply) {
+	var content []any
+	if reply.Text != "" {
+		content = append(content, map[string]any{"type": "text", "text": reply.Text})
+	}
+	for _, c := range reply.Calls {
+		content = append(content, map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": c.Args})
+	}
+	if content == nil {
+		content = []any{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"id": id, "type": "message", "role": "assistant", "model": model,
+		"content": content, "stop_reason": stop, "stop_sequence": nil,
+		"usage": map[string]any{"input_tokens": 10, "output_tokens": 5},
+	})
+}
+
+// streamMessage answers with the message as the API streams it: a text
+// block, then a block for each call, each in small deltas.
+func streamMessage(w http.ResponseWriter, id, model, stop string, reply modelserver.Reply) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -306,7 +317,7 @@ func (s *Server) messages(w http.ResponseWriter, r Request) {
 		}
 	}
 	event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
-		"id": id, "type": "message", "role": "assistant", "model": req.Model,
+		"id": id, "type": "message", "role": "assistant", "model": model,
 		"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
 		"usage": map[string]any{"input_tokens": 10, "cache_creation_input_tokens": 0,
 			"cache_read_input_tokens": 0, "output_tokens": 1},

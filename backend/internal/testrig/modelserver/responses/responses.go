@@ -277,131 +277,6 @@ func isContext(text string) bool {
 	return m != nil && m[1] == m[2] && m[1] != "turn_aborted"
 }
 
-// toolKind is how a tool offered by name is to be called: Type is
-// "function", "custom" (freeform), "tool_search"…; Namespace and Name are
-// those of a tool inside a namespace (MCP tools: mcp__server).
-type toolKind struct {
-	Type, Namespace, Name string
-}
-
-// qualified is the name a Turn gives a tool inside a namespace:
-// namespace__name, the flat name Codex used before namespaces
-// (mcp__conch__ask_user).
-func qualified(ns, name string) string {
-	if ns == "" {
-		return name
-	}
-	return strings.TrimSuffix(ns, "__") + "__" + name
-}
-
-// decode reads a request into a Turn and how to call each tool offered,
-// by the name the Turn gives it. Tools found by a tool_search call in
-// the history are offered too.
-func decode(req request) (modelserver.Turn, map[string]toolKind) {
-	turn := modelserver.Turn{Model: req.Model}
-	var system []string
-	if req.Instructions != "" {
-		system = append(system, req.Instructions)
-	}
-	kinds := map[string]toolKind{}
-	var addTools func(ts []tool, ns string)
-	addTools = func(ts []tool, ns string) {
-		for _, t := range ts {
-			var name string
-			switch {
-			case t.Type == "namespace":
-				addTools(t.Tools, t.Name)
-				continue
-			case t.Name != "":
-				name = qualified(ns, t.Name)
-			default: // web_search, tool_search and the like
-				name = t.Type
-			}
-			if _, dup := kinds[name]; !dup {
-				turn.Tools = append(turn.Tools, name)
-			}
-			kinds[name] = toolKind{Type: t.Type, Namespace: ns, Name: t.Name}
-		}
-	}
-	addTools(req.Tools, "")
-
-	msgs := &turn.Messages
-	call := func(c modelserver.Call) {
-		if n := len(*msgs); n > 0 && (*msgs)[n-1].Role == "assistant" {
-			(*msgs)[n-1].Calls = append((*msgs)[n-1].Calls, c)
-			return
-		}
-		*msgs = append(*msgs, modelserver.Message{Role: "assistant", Calls: []modelserver.Call{c}})
-	}
-	for _, raw := range req.Input {
-		var it item
-		if json.Unmarshal(raw, &it) != nil {
-			// tool_search_call has an object for arguments.
-			var ts struct {
-				Type      string          `json:"type"`
-				CallID    string          `json:"call_id"`
-				Arguments json.RawMessage `json:"arguments"`
-			}
-			if json.Unmarshal(raw, &ts) == nil && ts.Type == "tool_search_call" {
-				call(modelserver.Call{ID: ts.CallID, Name: "tool_search", Args: ts.Arguments})
-			}
-			continue
-		}
-		switch it.Type {
-		case "message", "":
-			text := modelserver.ContentText(it.Content)
-			switch it.Role {
-			case "developer", "system":
-				system = append(system, text)
-			case "user":
-				if isContext(text) {
-					system = append(system, text)
-				} else {
-					*msgs = append(*msgs, modelserver.Message{Role: "user", Text: text})
-				}
-			case "assistant":
-				*msgs = append(*msgs, modelserver.Message{Role: "assistant", Text: text})
-			}
-		case "function_call":
-			args := json.RawMessage(it.Arguments)
-			if !json.Valid(args) {
-				args, _ = json.Marshal(it.Arguments)
-			}
-			call(modelserver.Call{ID: it.CallID, Name: qualified(it.Namespace, it.Name), Args: args})
-		case "custom_tool_call":
-			args, _ := json.Marshal(it.Input)
-			call(modelserver.Call{ID: it.CallID, Name: it.Name, Args: args})
-		case "function_call_output", "custom_tool_call_output":
-			*msgs = append(*msgs, modelserver.Message{Role: "tool", CallID: it.CallID, Text: outputText(it.Output)})
-		case "tool_search_output":
-			// The text of a search's result is the JSON of the tools found,
-			// and they are offered from then on.
-			*msgs = append(*msgs, modelserver.Message{Role: "tool", CallID: it.CallID, Text: string(it.Tools)})
-			var found []tool
-			json.Unmarshal(it.Tools, &found)
-			addTools(found, "")
-		}
-	}
-	turn.System = strings.Join(system, "\n\n")
-	return turn, kinds
-}
-
-// outputText reads a tool output: a string, a list of content parts, or
-// an object with content (older shapes).
-func outputText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var obj struct {
-		Content json.RawMessage `json:"content"`
-	}
-	if json.Unmarshal(raw, &obj) == nil && obj.Content != nil {
-		return modelserver.ContentText(obj.Content)
-	}
-	return modelserver.ContentText(raw)
-}
-
 // sse writes one event and flushes it.
 type sse struct {
 	w  http.ResponseWriter
@@ -456,80 +331,12 @@ func (s *Server) stream(w http.ResponseWriter, model string, reply modelserver.R
 	var output []any
 	outTokens := 0
 	if reply.Text != "" {
-		msgID := s.next("msg")
-		idx := len(output)
-		e.send("response.output_item.added", map[string]any{"output_index": idx, "item": map[string]any{
-			"type": "message", "id": msgID, "status": "in_progress", "role": "assistant", "content": []any{},
-		}})
-		e.send("response.content_part.added", map[string]any{"item_id": msgID, "output_index": idx, "content_index": 0,
-			"part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}})
-		for _, d := range chunks(reply.Text) {
-			outTokens++
-			e.send("response.output_text.delta", map[string]any{"item_id": msgID, "output_index": idx, "content_index": 0, "delta": d})
-		}
-		part := map[string]any{"type": "output_text", "text": reply.Text, "annotations": []any{}}
-		e.send("response.output_text.done", map[string]any{"item_id": msgID, "output_index": idx, "content_index": 0, "text": reply.Text})
-		e.send("response.content_part.done", map[string]any{"item_id": msgID, "output_index": idx, "content_index": 0, "part": part})
-		done := map[string]any{"type": "message", "id": msgID, "status": "completed", "role": "assistant", "content": []any{part}}
-		e.send("response.output_item.done", map[string]any{"output_index": idx, "item": done})
-		output = append(output, done)
+		outTokens += len(chunks(reply.Text))
+		output = append(output, s.streamText(e, len(output), reply.Text))
 	}
 	for _, c := range reply.Calls {
-		callID := c.ID
-		if callID == "" {
-			callID = s.next("call")
-		}
-		idx := len(output)
-		kind := kinds[c.Name]
-		var added, done map[string]any
-		if kind.Type == "tool_search" {
-			args := c.Args
-			if len(args) == 0 {
-				args = json.RawMessage(`{}`)
-			}
-			itemID := s.next("ts")
-			added = map[string]any{"type": "tool_search_call", "id": itemID, "status": "in_progress", "call_id": callID, "execution": "client", "arguments": json.RawMessage(`{}`)}
-			done = map[string]any{"type": "tool_search_call", "id": itemID, "status": "completed", "call_id": callID, "execution": "client", "arguments": args}
-			e.send("response.output_item.added", map[string]any{"output_index": idx, "item": added})
-		} else if kind.Type == "custom" {
-			input := string(c.Args)
-			var str string
-			var obj struct {
-				Input string `json:"input"`
-			}
-			if json.Unmarshal(c.Args, &str) == nil {
-				input = str
-			} else if json.Unmarshal(c.Args, &obj) == nil && obj.Input != "" {
-				input = obj.Input
-			}
-			itemID := s.next("ctc")
-			added = map[string]any{"type": "custom_tool_call", "id": itemID, "status": "in_progress", "call_id": callID, "name": c.Name, "input": ""}
-			done = map[string]any{"type": "custom_tool_call", "id": itemID, "status": "completed", "call_id": callID, "name": c.Name, "input": input}
-			e.send("response.output_item.added", map[string]any{"output_index": idx, "item": added})
-			e.send("response.custom_tool_call_input.delta", map[string]any{"item_id": itemID, "output_index": idx, "delta": input})
-			e.send("response.custom_tool_call_input.done", map[string]any{"item_id": itemID, "output_index": idx, "input": input})
-		} else {
-			args := string(c.Args)
-			if args == "" {
-				args = "{}"
-			}
-			itemID := s.next("fc")
-			name := c.Name
-			if kind.Namespace != "" {
-				name = kind.Name
-			}
-			added = map[string]any{"type": "function_call", "id": itemID, "status": "in_progress", "call_id": callID, "name": name, "arguments": ""}
-			done = map[string]any{"type": "function_call", "id": itemID, "status": "completed", "call_id": callID, "name": name, "arguments": args}
-			if ns := kind.Namespace; ns != "" {
-				added["namespace"], done["namespace"] = ns, ns
-			}
-			e.send("response.output_item.added", map[string]any{"output_index": idx, "item": added})
-			e.send("response.function_call_arguments.delta", map[string]any{"item_id": itemID, "output_index": idx, "delta": args})
-			e.send("response.function_call_arguments.done", map[string]any{"item_id": itemID, "output_index": idx, "arguments": args})
-		}
 		outTokens += 10
-		e.send("response.output_item.done", map[string]any{"output_index": idx, "item": done})
-		output = append(output, done)
+		output = append(output, s.streamCall(e, len(output), c, kinds[c.Name]))
 	}
 	inTokens := 100
 	final := resp("completed", output)
@@ -541,6 +348,84 @@ func (s *Server) stream(w http.ResponseWriter, model string, reply modelserver.R
 		"total_tokens":          inTokens + outTokens,
 	}
 	e.send("response.completed", map[string]any{"response": final})
+}
+
+// streamText streams the reply's text as message item idx and returns the
+// item done.
+func (s *Server) streamText(e *sse, idx int, text string) map[string]any {
+	msgID := s.next("msg")
+	e.send("response.output_item.added", map[string]any{"output_index": idx, "item": map[string]any{
+		"type": "message", "id": msgID, "status": "in_progress", "role": "assistant", "content": []any{},
+	}})
+	e.send("response.content_part.added", map[string]any{"item_id": msgID, "output_index": idx, "content_index": 0,
+		"part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}})
+	for _, d := range chunks(text) {
+		e.send("response.output_text.delta", map[string]any{"item_id": msgID, "output_index": idx, "content_index": 0, "delta": d})
+	}
+	part := map[string]any{"type": "output_text", "text": text, "annotations": []any{}}
+	e.send("response.output_text.done", map[string]any{"item_id": msgID, "output_index": idx, "content_index": 0, "text": text})
+	e.send("response.content_part.done", map[string]any{"item_id": msgID, "output_index": idx, "content_index": 0, "part": part})
+	done := map[string]any{"type": "message", "id": msgID, "status": "completed", "role": "assistant", "content": []any{part}}
+	e.send("response.output_item.done", map[string]any{"output_index": idx, "item": done})
+	return done
+}
+
+// streamCall streams call c as item idx, the shape its tool's kind takes
+// (tool_search_call, custom_tool_call or function_call), and returns the
+// item done.
+func (s *Server) streamCall(e *sse, idx int, c modelserver.Call, kind toolKind) map[string]any {
+	callID := c.ID
+	if callID == "" {
+		callID = s.next("call")
+	}
+	var added, done map[string]any
+	if kind.Type == "tool_search" {
+		args := c.Args
+		if len(args) == 0 {
+			args = json.RawMessage(`{}`)
+		}
+		itemID := s.next("ts")
+		added = map[string]any{"type": "tool_search_call", "id": itemID, "status": "in_progress", "call_id": callID, "execution": "client", "arguments": json.RawMessage(`{}`)}
+		done = map[string]any{"type": "tool_search_call", "id": itemID, "status": "completed", "call_id": callID, "execution": "client", "arguments": args}
+		e.send("response.output_item.added", map[string]any{"output_index": idx, "item": added})
+	} else if kind.Type == "custom" {
+		input := string(c.Args)
+		var str string
+		var obj struct {
+			Input string `json:"input"`
+		}
+		if json.Unmarshal(c.Args, &str) == nil {
+			input = str
+		} else if json.Unmarshal(c.Args, &obj) == nil && obj.Input != "" {
+			input = obj.Input
+		}
+		itemID := s.next("ctc")
+		added = map[string]any{"type": "custom_tool_call", "id": itemID, "status": "in_progress", "call_id": callID, "name": c.Name, "input": ""}
+		done = map[string]any{"type": "custom_tool_call", "id": itemID, "status": "completed", "call_id": callID, "name": c.Name, "input": input}
+		e.send("response.output_item.added", map[string]any{"output_index": idx, "item": added})
+		e.send("response.custom_tool_call_input.delta", map[string]any{"item_id": itemID, "output_index": idx, "delta": input})
+		e.send("response.custom_tool_call_input.done", map[string]any{"item_id": itemID, "output_index": idx, "input": input})
+	} else {
+		args := string(c.Args)
+		if args == "" {
+			args = "{}"
+		}
+		itemID := s.next("fc")
+		name := c.Name
+		if kind.Namespace != "" {
+			name = kind.Name
+		}
+		added = map[string]any{"type": "function_call", "id": itemID, "status": "in_progress", "call_id": callID, "name": name, "arguments": ""}
+		done = map[string]any{"type": "function_call", "id": itemID, "status": "completed", "call_id": callID, "name": name, "arguments": args}
+		if ns := kind.Namespace; ns != "" {
+			added["namespace"], done["namespace"] = ns, ns
+		}
+		e.send("response.output_item.added", map[string]any{"output_index": idx, "item": added})
+		e.send("response.function_call_arguments.delta", map[string]any{"item_id": itemID, "output_index": idx, "delta": args})
+		e.send("response.function_call_arguments.done", map[string]any{"item_id": itemID, "output_index": idx, "arguments": args})
+	}
+	e.send("response.output_item.done", map[string]any{"output_index": idx, "item": done})
+	return done
 }
 
 // Exec is a call of Codex's shell tool, exec_command, running cmd (in
