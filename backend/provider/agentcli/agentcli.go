@@ -25,6 +25,12 @@
 // text (see prompt), the last user message after them. The system prompt,
 // when there is one, leads that text (Codex takes it as developer
 // instructions instead).
+//
+// The files, by job: proc.go starts a CLI and reads its lines, rpc.go
+// drives one over JSON-RPC, mcp.go and mcp_tools.go serve a run Conch's
+// tools (and Claude Code's questions). Each CLI's own files start with
+// its name: the provider (claude.go, codex.go, gemini.go), then its
+// stream or session, its steps and approvals, and its errors.
 package agentcli
 
 import (
