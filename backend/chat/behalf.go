@@ -9,7 +9,6 @@ import (
 
 	"conch/backend/ask"
 	"conch/backend/conversation"
-	"conch/backend/task"
 	"conch/backend/tool"
 )
 
@@ -140,9 +139,6 @@ func (m *Manager) beginFor(ctx context.Context, e *entry, turn Turn, b Behalf) (
 		msgs = append(msgs, msg)
 	}
 	if _, err := m.updateLocked(e, func(c *conversation.Conversation) error {
-		if c.Title == "" {
-			c.Title = task.TitleFrom(turn.Text)
-		}
 		if fresh {
 			c.HistoryFrom = c.LastSeq + 1 // the notice is the earlier try's last word
 		}

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -190,7 +191,7 @@ func (x *Executor) firstTurn(run *taskrun.Run) chat.Turn {
 		// Its chat holds the check's output already (verify told it).
 		res.Reason = fmt.Sprintf("its check `%s` failed, as said above", t.Check)
 	}
-	turn := chat.Turn{Resume: res.Notice(), Left: run.Left}
+	turn := chat.Turn{Resume: resumeNotice(res), Left: run.Left}
 	// Stopped before its first turn began (in its worktree's setup, say),
 	// its chat holds nothing yet, not even what to do.
 	if c, err := x.cfg.Chats.Snapshot(t.ConversationID); err == nil && c.LastSeq == 0 {
@@ -221,4 +222,25 @@ func (x *Executor) runTurn(ctx context.Context, run *taskrun.Run, b chat.Behalf,
 		return result{summary: *rep.summary, source: task.SourceReport}, nil
 	}
 	return result{summary: reply, source: task.SourceTurn}, nil
+}
+
+// resumeNotice is what the task's chat is told when it carries on: what
+// happened, the last step, and to carry on.
+func resumeNotice(r task.Resume) string {
+	var what string
+	switch r.From {
+	case task.Interrupted:
+		what = "Conch stopped while this was running"
+	case task.Stopped:
+		what = "The person stopped this task"
+	default:
+		what = "This task failed"
+		if r.Reason != "" {
+			what += " (" + strings.TrimSuffix(r.Reason, ".") + ")"
+		}
+	}
+	if r.LastStep != "" {
+		what += "; the last step was: " + r.LastStep
+	}
+	return "[" + what + ". Carry on from where it stopped; do not start over.]"
 }

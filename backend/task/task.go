@@ -207,27 +207,6 @@ type Resume struct {
 	At       time.Time `json:"at"`
 }
 
-// Notice is what the task's chat is told when it carries on: what
-// happened, the last step, and to carry on.
-func (r Resume) Notice() string {
-	var what string
-	switch r.From {
-	case Interrupted:
-		what = "Conch stopped while this was running"
-	case Stopped:
-		what = "The person stopped this task"
-	default:
-		what = "This task failed"
-		if r.Reason != "" {
-			what += " (" + strings.TrimSuffix(r.Reason, ".") + ")"
-		}
-	}
-	if r.LastStep != "" {
-		what += "; the last step was: " + r.LastStep
-	}
-	return "[" + what + ". Carry on from where it stopped; do not start over.]"
-}
-
 // ShellProvider is the built-in shell's provider id: a command's, and a
 // chat's that runs each message as a command.
 const ShellProvider = "shell"
