@@ -13,11 +13,11 @@ var (
 	ErrNotFound = errcode.New(errcode.NotFound, "no such conversation")
 	// ErrInvalid is returned for a request that can never succeed as
 	// written (empty text, an unknown mode, a title too long).
-	ErrInvalid = errcode.New(errcode.Invalid, "invalid request")
+	ErrInvalid = errcode.ErrInvalid
 	// ErrConflict is returned when the conversation's state does not allow
 	// the operation (a second message while a reply runs, a stale answer,
 	// a task's chat made wider than its parent).
-	ErrConflict = errcode.New(errcode.Conflict, "conflict")
+	ErrConflict = errcode.ErrConflict
 	// ErrStopped is returned when a turn the person stopped did not
 	// finish: a task's turn that ends with it was stopped, not failed.
 	ErrStopped = errors.New("stopped by the person")

@@ -55,6 +55,15 @@ const (
 	Internal Code = "internal"
 )
 
+// The sentinels the engines share: a request that can never succeed as
+// written, and one the state does not allow now. An engine offers them as
+// its own (chat.ErrInvalid is ErrInvalid) beside the ones only it has (its
+// ErrNotFound names what it did not find).
+var (
+	ErrInvalid  = New(Invalid, "invalid request")
+	ErrConflict = New(Conflict, "conflict")
+)
+
 // Codes lists every code.
 var Codes = []Code{NotFound, Invalid, Conflict, InvalidTransition, Unauthorized, BadHost, BadOrigin, BadPath,
 	BadJSON, UnknownField, NotJSON, TooLarge, MethodNotAllowed, TooManyStreams, Internal}

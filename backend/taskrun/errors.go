@@ -13,10 +13,10 @@ var (
 	ErrNotFound = errcode.New(errcode.NotFound, "no such task")
 	// ErrInvalid is returned for a request that can never succeed as
 	// written (empty text, an unknown mode or provider, a missing folder).
-	ErrInvalid = errcode.New(errcode.Invalid, "invalid request")
+	ErrInvalid = errcode.ErrInvalid
 	// ErrConflict is returned when the task's state does not allow the
 	// operation (deleting a working task, answering a stale question).
-	ErrConflict = errcode.New(errcode.Conflict, "conflict")
+	ErrConflict = errcode.ErrConflict
 	// ErrStopped is returned by an executor whose work the person stopped
 	// another way than StopTask (the Stop of the task's own chat): the task
 	// ends stopped, not failed.
