@@ -19,7 +19,14 @@ GO_TAGS    := desktop,production,webkit2_41
 # and `make lint` cross-compile and vet it (Wails builds it without cgo).
 WIN_TAGS   := desktop,production
 WIN        := env GOOS=windows GOARCH=amd64 CGO_ENABLED=0
-LDFLAGS    := -w -s
+# The one version number (scripts/version: the tag, else wails.json's and the
+# commit), stamped into the binary with the commit and the build date
+# ($SOURCE_DATE_EPOCH when set, for a reproducible build).
+VERSION    := $(shell scripts/version)
+COMMIT     := $(shell git rev-parse HEAD 2>/dev/null)
+BUILD_DATE := $(shell date -u $(if $(SOURCE_DATE_EPOCH),-d @$(SOURCE_DATE_EPOCH),) +%Y-%m-%dT%H:%M:%SZ)
+VERSION_PKG := conch/backend/version
+LDFLAGS    := -w -s -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Commit=$(COMMIT) -X $(VERSION_PKG).Date=$(BUILD_DATE)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME   ?= 10s
 CRASH_ROUNDS ?= 200
@@ -29,7 +36,7 @@ STEP       := scripts/step
 # integration test starts, which go test's cache does not track.
 GOTESTFLAGS ?= -race -timeout 10m $(if $(CI),-count=1,)
 
-.PHONY: help setup build frontend run test test-go e2e e2e-only smoke lint bench load fuzz crash icon clean
+.PHONY: help setup build frontend run test test-go e2e e2e-only smoke lint bench load fuzz crash version icon clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -41,6 +48,7 @@ frontend: ## build the frontend into frontend/dist
 	npm --prefix frontend run build
 
 build: frontend ## build the desktop binary build/bin/conch (frontend first; no wails CLI needed)
+	@[ -n "$(VERSION)" ] || { scripts/version; echo "make build: scripts/version gave no version" >&2; exit 1; }
 	go build -tags $(GO_TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) .
 
 run: setup build ## build and start Conch: the window with a display, else `conch serve` (ARGS="--home DIR")
@@ -98,6 +106,9 @@ crash: ## the crash test at length: SIGKILL a real conch serve CRASH_ROUNDS time
 
 fuzz: ## run every Fuzz* target for FUZZTIME each (default 10s)
 	@scripts/fuzz $(FUZZTIME)
+
+version: ## print the version every build and package uses (scripts/version)
+	@echo $(VERSION)
 
 icon: ## redraw the app icon (build/appicon.png and the window icon in backend/desktop)
 	scripts/icon

@@ -39,13 +39,11 @@ import (
 	"conch/backend/service"
 	"conch/backend/startstop"
 	"conch/backend/task"
+	"conch/backend/version"
 )
 
 //go:embed all:frontend/dist
 var dist embed.FS
-
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -73,7 +71,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "restore":
 		return backup.RestoreCommand(args, stdout, stderr, backupEnv)
 	case "version":
-		fmt.Fprintln(stdout, "conch", version)
+		fmt.Fprintln(stdout, version.String())
 		return 0
 	case "help":
 		usage(stdout)
@@ -94,7 +92,7 @@ func usage(w io.Writer) {
   conch doctor [--home DIR]                say what is wrong and where to fix it (exit 1 when something is)
 `+backup.BackupUsage+`
 `+backup.RestoreUsage+`
-  conch version                            print the version
+  conch version                            print the version, the commit and the build date
 The home folder is --home, else $CONCH_HOME, else ~/.conch.
 `)
 }

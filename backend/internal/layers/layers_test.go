@@ -39,6 +39,7 @@ var floors = map[string]int{
 	"conch/backend/internal/lru":                                 0,
 	"conch/backend/internal/refcache":                            1,
 	"conch/backend/startstop":                                    0,
+	"conch/backend/version":                                      0,
 	"conch/backend/internal/quantity":                            0,
 	"conch/backend/internal/testrig/agentrig":                    2,
 	"conch/backend/internal/testrig/agentrig/agentservers":       3,
