@@ -152,19 +152,18 @@ func (r *Runner) nextLocked(kind task.Kind) *queuedRun {
 
 // passSlot ends h's hold on its slot as its work ends. When a task of its
 // kind is waiting, the slot goes straight to it, so that task's start can
-// be stored with h's end in one write (see finish); otherwise the slot is
-// freed for dispatch.
+// be stored with h's end in one write (see finish); otherwise h keeps it
+// until its end is stored (endRun frees it), so no task's start is ever
+// stored while more than the limit are still working.
 func (r *Runner) passSlot(h *activeRun) *queuedRun {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	if h.slot && r.life.Open() && r.active[h.kind] <= r.limitOf(h.kind) {
 		if n := r.nextLocked(h.kind); n != nil {
 			h.slot = false // the count stays: the slot is n's now
-			r.mu.Unlock()
 			return n
 		}
 	}
-	r.mu.Unlock()
-	r.releaseSlot(h)
 	return nil
 }
 
