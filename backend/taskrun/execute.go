@@ -14,42 +14,48 @@ import (
 )
 
 // run carries one task from queued to a finished status. It owns the slot
-// it was given (h) and frees it (or passes it on) on return. begun is the
-// task as stored running when the run that passed it the slot stored that
-// (nil: run stores it). A panic anywhere in the run fails this task,
-// saying so, and Conch carries on.
-func (r *Runner) run(ctx context.Context, e *entry, h *activeRun, begun *task.Task) {
+// it was given (h) and frees it (or passes it on) on return. st is the
+// task's start when the run that passed it the slot stored it, or is
+// storing it now (nil: run stores it). A panic anywhere in the run fails
+// this task, saying so, and Conch carries on.
+func (r *Runner) run(ctx context.Context, e *entry, h *activeRun, st *start) {
 	defer r.life.WG.Done()
 	defer r.endRun(e, h)
-	defer r.recoverRun(e)
+	defer r.recoverRun(e, &st)
 
-	if begun == nil {
+	if st == nil {
 		t, err := r.updateEntry(e, r.begin)
 		if err != nil {
 			// Stopped or deleted between dequeue and start: nothing to run.
 			return
 		}
-		begun = &t
+		st = &start{t: t}
 	}
-	started := *begun
+	started := st.t
 	ex, w, err := r.open(ctx, started)
 	if err != nil {
-		r.finish(e, nil, Outcome{}, err, nil)
+		if st.wait() == nil {
+			r.finish(e, nil, Outcome{}, err, nil)
+		}
 		return
 	}
 	left, tail := r.prepareLog(w, started)
 	stopFlush := r.startFlush(ctx, e, w.Size)
-	wake, unwatch := r.watchWake(e)
-	defer unwatch()
 	var held heldLaunch
 	defer held.drop()
 	run := r.newRun(e, h, &held, started, w, tail)
-	run.Left, run.Woken = left, wake
+	run.Left, run.Woken = left, h.wake
+	if st.stored != nil {
+		afterStart(run, st.wait)
+	}
 	out, runErr := r.execute(ctx, e, ex, run)
 	stopFlush()
 	size := w.Size()
 	if err := w.Close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("close output: %w", err)
+	}
+	if st.wait() != nil {
+		return // its start was never stored, so nothing of it ran
 	}
 	// The work is over: the next task waiting takes the slot, and its
 	// start is stored with this one's end, in one write.
@@ -76,11 +82,14 @@ func (r *Runner) endRun(e *entry, h *activeRun) {
 	r.dispatch()
 }
 
-// recoverRun fails the task of a run that panicked, saying so.
-func (r *Runner) recoverRun(e *entry) {
+// recoverRun fails the task of a run that panicked, saying so (unless
+// its start, *st, was never stored).
+func (r *Runner) recoverRun(e *entry, st **start) {
 	if v := recover(); v != nil {
 		r.cfg.Log.Error("task run panicked", "task", e.id(), "panic", v, "stack", string(debug.Stack()))
-		r.finish(e, nil, Outcome{}, panicked(v), nil)
+		if *st == nil || (*st).wait() == nil {
+			r.finish(e, nil, Outcome{}, panicked(v), nil)
+		}
 	}
 }
 
@@ -147,22 +156,6 @@ func (r *Runner) startFlush(ctx context.Context, e *entry, size func() int64) (s
 	return func() {
 		stopFlush()
 		<-flushDone
-	}
-}
-
-// watchWake gives the run the channel Resume signals while its task is
-// paused, and a func that takes it back.
-func (r *Runner) watchWake(e *entry) (chan struct{}, func()) {
-	wake := make(chan struct{}, 1)
-	e.mu.Lock()
-	e.wake = wake
-	e.mu.Unlock()
-	return wake, func() {
-		e.mu.Lock()
-		if e.wake == wake {
-			e.wake = nil
-		}
-		e.mu.Unlock()
 	}
 }
 

@@ -74,16 +74,32 @@ func (r *Runner) finish(e *entry, size *int64, out Outcome, cause error, next *q
 		_, _ = r.updateEntry(e, end) // refused: the task already ended (e.g. deleted)
 		return
 	}
-	var begun *task.Task
-	defer func() { go r.run(next.ctx, next.e, next.h, begun) }()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	next.e.mu.Lock() // a queued task's: never a running one's, so never the other way round
 	defer next.e.mu.Unlock()
-	ts, errs := r.updateAllLocked(change{e, end}, change{next.e, r.begin})
-	if errs[1] == nil {
-		begun = &ts[1]
+	w := r.prepareLocked(change{e, end}, change{next.e, r.begin})
+	if b := w.next[1]; b != nil && r.startsEarly(*b) {
+		// next's work begins while its start is written, held until the
+		// write lands (Run.Stored).
+		st := &start{t: b.Clone(), stored: make(chan struct{})}
+		go r.run(next.ctx, next.e, next.h, st)
+		_, errs := r.commitLocked(w)
+		if errs[1] != nil {
+			// The write failed whole: next's start alone, as its run
+			// stores it when it is not passed one.
+			_, errs = r.commitLocked(&write{cs: w.cs[1:], next: w.next[1:], errs: make([]error, 1)})
+		}
+		st.err = errs[len(errs)-1]
+		close(st.stored)
+		return
 	}
+	ts, errs := r.commitLocked(w)
+	var st *start
+	if errs[1] == nil {
+		st = &start{t: ts[1]}
+	}
+	go r.run(next.ctx, next.e, next.h, st)
 }
 
 // flushOutput saves the log's size while the task runs.

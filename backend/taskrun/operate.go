@@ -79,7 +79,11 @@ func (r *Runner) Resume(id string) (task.Task, error) {
 	}
 	defer release()
 	e.mu.Lock()
-	t, wake := e.t.Clone(), e.wake
+	t := e.t.Clone()
+	var wake chan struct{}
+	if e.run != nil {
+		wake = e.run.wake
+	}
 	e.mu.Unlock()
 	if t.Paused != nil && t.Status.Active() && wake != nil {
 		select {

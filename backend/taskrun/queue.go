@@ -134,7 +134,7 @@ func (r *Runner) nextLocked(kind task.Kind) *queuedRun {
 			continue
 		}
 		ctx, cancel := context.WithCancelCause(r.life.Context())
-		h := &activeRun{cancel: cancel, done: make(chan struct{}), kind: kind, slot: true}
+		h := &activeRun{cancel: cancel, done: make(chan struct{}), wake: make(chan struct{}, 1), kind: kind, slot: true}
 		e.mu.Lock()
 		if e.deleted || e.t.Status != task.Queued {
 			e.mu.Unlock()

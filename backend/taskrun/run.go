@@ -63,6 +63,23 @@ type Run struct {
 	// Woken is signalled when the person presses Resume (Carry on) on the
 	// paused task.
 	Woken <-chan struct{}
+	// Stored is set for an EarlyStarter's run that began while the write
+	// marking its task running was in flight: it waits for that write. Its
+	// work may start its process first, held so that it runs nothing, and
+	// lets it go only once Stored returns nil; an error means the task
+	// never started, and the work ends at once having run nothing. Every
+	// other report of the run waits for the write itself. Nil: the start
+	// is stored already.
+	Stored func() error
+}
+
+// EarlyStarter is an Executor whose work can begin while its task's start
+// is still being stored (see Run.Stored), so that a task's start overlaps
+// the write that ends the task before it in the same slot.
+type EarlyStarter interface {
+	Executor
+	// StartsEarly says whether it can, here.
+	StartsEarly() bool
 }
 
 // LeftSize bounds Run.Left.

@@ -99,9 +99,6 @@ type entry struct {
 	deleted bool
 	askID   string // the pending question, if any
 	answer  chan bool
-	// wake is the running run's: Resume signals it while the task is
-	// paused.
-	wake chan struct{}
 }
 
 // activeRun is one run of a task. Each run owns its handle, so a run that
@@ -110,6 +107,8 @@ type activeRun struct {
 	cancel context.CancelCauseFunc
 	done   chan struct{} // closed when the run has ended
 	kind   task.Kind
+	// wake is signalled by Resume while the run's task is paused.
+	wake chan struct{}
 	// slot says the run counts against its kind's limit (guarded by
 	// Runner.mu): it does not while it waits on the person.
 	slot bool

@@ -43,20 +43,45 @@ type change struct {
 // is left out; the others still land. It answers each task as it is now
 // and each change's error.
 func (r *Runner) updateAllLocked(cs ...change) ([]task.Task, []error) {
-	out, errs := make([]task.Task, len(cs)), make([]error, len(cs))
-	next := make([]task.Task, 0, len(cs))
+	return r.commitLocked(r.prepareLocked(cs...))
+}
+
+// write is a write made ready: each change's next record (nil where it
+// was refused) and why it was refused.
+type write struct {
+	cs   []change
+	next []*task.Task
+	errs []error
+}
+
+// prepareLocked applies each change to a copy of its task (updateAllLocked
+// without the write).
+func (r *Runner) prepareLocked(cs ...change) *write {
+	w := &write{cs: cs, next: make([]*task.Task, len(cs)), errs: make([]error, len(cs))}
 	for i, c := range cs {
 		if c.e.deleted {
-			errs[i] = fmt.Errorf("task %q: %w", c.e.t.ID, ErrNotFound)
+			w.errs[i] = fmt.Errorf("task %q: %w", c.e.t.ID, ErrNotFound)
 			continue
 		}
 		n := c.e.t.Clone()
 		if err := c.fn(&n); err != nil {
-			errs[i] = err
+			w.errs[i] = err
 			continue
 		}
 		n.Rev = c.e.t.Rev + 1
-		next = append(next, n)
+		w.next[i] = &n
+	}
+	return w
+}
+
+// commitLocked stores what w made ready in one write, then keeps and
+// publishes it in order (the rest of updateAllLocked).
+func (r *Runner) commitLocked(w *write) ([]task.Task, []error) {
+	var next []task.Task
+	for _, n := range w.next {
+		if n != nil {
+			next = append(next, *n)
+		}
 	}
 	var err error
 	switch len(next) {
@@ -68,7 +93,8 @@ func (r *Runner) updateAllLocked(cs ...change) ([]task.Task, []error) {
 	default:
 		err = r.cfg.Store.PutTasks(next)
 	}
-	for i, c := range cs {
+	out, errs := make([]task.Task, len(w.cs)), w.errs
+	for i, c := range w.cs {
 		if errs[i] == nil && err != nil {
 			errs[i] = err
 		}
@@ -77,7 +103,7 @@ func (r *Runner) updateAllLocked(cs ...change) ([]task.Task, []error) {
 			continue
 		}
 		prev := c.e.t.Status
-		c.e.t, next = next[0], next[1:]
+		c.e.t = *w.next[i]
 		r.publish(prev, c.e.t)
 		out[i] = c.e.t.Clone()
 	}

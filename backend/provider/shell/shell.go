@@ -82,7 +82,7 @@ func (s *Shell) Execute(ctx context.Context, run *taskrun.Run) (taskrun.Outcome,
 	if err := s.permit(ctx, run, command, short); err != nil {
 		return taskrun.Outcome{}, err
 	}
-	cmd, tree, err := s.start(run, short)
+	cmd, tree, err := s.start(ctx, run, short)
 	if err != nil {
 		return taskrun.Outcome{}, err
 	}
@@ -122,8 +122,9 @@ func (s *Shell) permit(ctx context.Context, run *taskrun.Run, command, short str
 }
 
 // start starts the task's text with bash in the task's folder, its output
-// going to the task's log.
-func (s *Shell) start(run *taskrun.Run, short string) (*exec.Cmd, *proctree.Tree, error) {
+// going to the task's log. A run that began before its task's start was
+// stored has its command held at a gate until it is (see held).
+func (s *Shell) start(ctx context.Context, run *taskrun.Run, short string) (*exec.Cmd, *proctree.Tree, error) {
 	t := run.Task
 	bash, err := s.bash()
 	if err != nil {
@@ -137,13 +138,26 @@ func (s *Shell) start(run *taskrun.Run, short string) (*exec.Cmd, *proctree.Tree
 	// A background child that keeps the output pipe open must not hold the
 	// task open for ever once bash itself has exited.
 	cmd.WaitDelay = time.Second
-	// The whole tree carries the task's mark and this run's, so a stop (or
-	// healing after a crash) ends all of it, wherever a child went.
-	tree, err := proctree.Start(cmd, run.Mark.WithRun())
+	g, err := s.gate(cmd, run)
 	if err != nil {
 		return nil, nil, fmt.Errorf("start %s: %w", short, err)
 	}
+	// The whole tree carries the task's mark and this run's, so a stop (or
+	// healing after a crash) ends all of it, wherever a child went.
+	tree, err := proctree.Start(cmd, run.Mark.WithRun())
+	g.started()
+	if err != nil {
+		g.shut()
+		return nil, nil, fmt.Errorf("start %s: %w", short, err)
+	}
 	run.Launched(tree.Pid(), "Running "+short, "Started "+short)
+	if err := g.let(ctx, run); err != nil {
+		// It ends at its gate, having run nothing.
+		_ = cmd.Wait()
+		tree.End()
+		tree.Release()
+		return nil, nil, err
+	}
 	return cmd, tree, nil
 }
 
