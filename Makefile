@@ -1,5 +1,6 @@
-# Conch: `make help` lists the targets. `make run` and `make test` install what
-# they need first (scripts/setup: quick when everything is there).
+# Conch: `make help` lists the targets. `make build` and `make run` install
+# what building needs first (scripts/setup), `make test` also what the tests
+# need (scripts/setup --test); both are quick when everything is there.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -36,22 +37,25 @@ STEP       := scripts/step
 # integration test starts, which go test's cache does not track.
 GOTESTFLAGS ?= -race -timeout 10m $(if $(CI),-count=1,)
 
-.PHONY: help setup build frontend run test test-go e2e e2e-only smoke lint bench load fuzz crash version icon clean
+.PHONY: help setup setup-test build frontend run test test-go e2e e2e-only smoke lint bench load fuzz crash version icon clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-setup: ## install what is missing: apt packages (Debian/Ubuntu), npm packages, Go modules
+setup: ## install what building needs and is missing: apt packages (Debian/Ubuntu), npm packages, Go modules
 	@scripts/setup
+
+setup-test: ## install what the tests need too: test apt packages (Xvfb, Chromium, Wine, ...), the coding-agent CLIs
+	@scripts/setup --test
 
 frontend: ## build the frontend into frontend/dist
 	npm --prefix frontend run build
 
-build: frontend ## build the desktop binary build/bin/conch (frontend first; no wails CLI needed)
+build: setup frontend ## build the desktop binary build/bin/conch (frontend first; no wails CLI needed)
 	@[ -n "$(VERSION)" ] || { scripts/version; echo "make build: scripts/version gave no version" >&2; exit 1; }
 	go build -tags $(GO_TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) .
 
-run: setup build ## build and start Conch: the window with a display, else `conch serve` (ARGS="--home DIR")
+run: build ## build and start Conch: the window with a display, else `conch serve` (ARGS="--home DIR")
 	@if [ -n "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ]; then \
 		exec $(BIN) $(ARGS); \
 	else \
@@ -59,7 +63,7 @@ run: setup build ## build and start Conch: the window with a display, else `conc
 		exec $(BIN) serve $(ARGS); \
 	fi
 
-test: setup ## everything CI runs: vet (also for Windows), Windows build, Go tests (-race), frontend check, lint and tests, build, browser e2e, desktop smoke
+test: setup-test ## everything CI runs: vet (also for Windows), Windows build, Go tests (-race), frontend check, lint and tests, build, browser e2e, desktop smoke
 	@$(STEP) "go vet" go vet ./...
 	@$(STEP) "go vet (windows, plain and desktop tags)" sh -c '$(WIN) go vet ./... && $(WIN) go vet -tags $(WIN_TAGS) ./...'
 	@$(STEP) "build (windows)" $(WIN) go build -tags $(WIN_TAGS) -o /dev/null .

@@ -1,7 +1,7 @@
 // Package agentbin finds the real coding-agent CLIs that Conch's tests
 // run: Claude Code, Codex and Gemini CLI, each at two versions: the
 // newest Conch was tested with (pinned in scripts/agents, installed by
-// scripts/setup into build/.cache/agents) and the oldest it works with
+// scripts/setup --test into build/.cache/agents) and the oldest it works with
 // (scripts/agents/oldest, into build/.cache/agents-oldest).
 package agentbin
 
@@ -52,7 +52,7 @@ func (in Install) env() string {
 	return "CONCH_AGENT_CLIS"
 }
 
-// cache is the folder under build/.cache that scripts/setup installs into.
+// cache is the folder under build/.cache that scripts/setup --test installs into.
 func (in Install) cache() string {
 	if in == Oldest {
 		return "agents-oldest"
@@ -100,7 +100,7 @@ func PathOf(t testing.TB, in Install, name string) string {
 	if why := skipReason(dir); why != "" {
 		t.Skipf("no %s CLI (%s): %s", name, in, why)
 	}
-	t.Fatalf("no %s CLI at %s: run scripts/setup (make setup), which installs the pinned CLIs (%s) from npm", name, bin, in.Scripts())
+	t.Fatalf("no %s CLI at %s: run scripts/setup --test (make setup-test), which installs the pinned CLIs (%s) from npm", name, bin, in.Scripts())
 	return ""
 }
 

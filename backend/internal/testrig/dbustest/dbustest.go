@@ -57,7 +57,7 @@ type Options struct {
 func StartWith(t testing.TB, o Options) string {
 	t.Helper()
 	if _, err := exec.LookPath("dbus-daemon"); err != nil {
-		t.Fatal("dbus-daemon is missing: run scripts/setup (Debian package dbus)")
+		t.Fatal("dbus-daemon is missing: run scripts/setup --test (Debian package dbus)")
 	}
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "session.conf")

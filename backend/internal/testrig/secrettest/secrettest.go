@@ -46,11 +46,11 @@ type Env struct {
 func Need(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("gnome-keyring-daemon"); err != nil {
-		t.Skip("gnome-keyring-daemon is not installed (Debian package gnome-keyring; scripts/setup installs it): no real Secret Service to test against")
+		t.Skip("gnome-keyring-daemon is not installed (Debian package gnome-keyring; scripts/setup --test installs it): no real Secret Service to test against")
 	}
 	for _, tool := range []string{"dbus-daemon", "secret-tool"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is missing: run scripts/setup (Debian packages dbus, libsecret-tools)", tool)
+			t.Fatalf("%s is missing: run scripts/setup --test (Debian packages dbus, libsecret-tools)", tool)
 		}
 	}
 }
@@ -250,7 +250,7 @@ const Prompter = "/usr/libexec/gcr-prompter"
 func Display(t testing.TB) string {
 	t.Helper()
 	if _, err := exec.LookPath(Prompter); err != nil {
-		t.Fatalf("%s is missing: run scripts/setup (Debian packages xvfb, gnome-keyring)", Prompter)
+		t.Fatalf("%s is missing: run scripts/setup --test (Debian packages xvfb, gnome-keyring)", Prompter)
 	}
 	return xvfbtest.Display(t)
 }

@@ -15,12 +15,12 @@ import (
 // the test ends. Xvfb picks a free display number itself (-displayfd) and
 // writes it once it accepts connections, so parallel runs never collide
 // or race its start. tools are other commands the test needs, checked
-// with Xvfb so a missing one says to run scripts/setup.
+// with Xvfb so a missing one says to run scripts/setup --test.
 func Display(t testing.TB, tools ...string) string {
 	t.Helper()
 	for _, tool := range append([]string{"Xvfb"}, tools...) {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is missing: run scripts/setup", tool)
+			t.Fatalf("%s is missing: run scripts/setup --test", tool)
 		}
 	}
 	r, w, err := os.Pipe()
