@@ -36,8 +36,24 @@ STEP       := scripts/step
 # In CI, run every test again: a cached pass may predate a binary that an
 # integration test starts, which go test's cache does not track.
 GOTESTFLAGS ?= -race -timeout 10m $(if $(CI),-count=1,)
+# The Windows installer (NSIS): the exe it installs, where it goes, and the
+# toasts' identity it registers, read from the code that uses it. The
+# evergreen WebView2 bootstrapper is embedded when it is at WEBVIEW2_SETUP
+# (the release workflow fetches it); else the installer fetches it, only
+# when WebView2 is missing.
+DIST       := build/dist
+WIN_EXE    := build/bin/conch.exe
+WIN_SETUP  := $(DIST)/conch-$(VERSION)-setup.exe
+WEBVIEW2_SETUP := build/windows/MicrosoftEdgeWebview2Setup.exe
+TOAST_GO   := backend/notify/toast_windows.go
+NSIS_DEFINES = -DVERSION=$(VERSION) -DVERSION_BASE=$(shell scripts/version --base) \
+	-DEXE=../bin/conch.exe -DOUTFILE=../dist/$(notdir $(WIN_SETUP)) \
+	-DAPP_ID=$(shell sed -n 's/^const ToastAppID = "\(.*\)"$$/\1/p' $(TOAST_GO)) \
+	-DTOAST_CLSID=$(shell sed -n 's/^const toastActivatorCLSID = "\(.*\)"$$/\1/p' $(TOAST_GO)) \
+	$(if $(wildcard $(WEBVIEW2_SETUP)),-DWEBVIEW2_BOOTSTRAPPER=$(notdir $(WEBVIEW2_SETUP)))
 
-.PHONY: help setup setup-test build frontend run test test-go e2e e2e-only smoke lint bench load fuzz crash version icon clean
+.PHONY: help setup setup-test build frontend run test test-go e2e e2e-only smoke lint bench load fuzz crash version icon clean \
+	dist-windows windows-installer dist-windows-test
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -63,7 +79,7 @@ run: build ## build and start Conch: the window with a display, else `conch serv
 		exec $(BIN) serve $(ARGS); \
 	fi
 
-test: setup-test ## everything CI runs: vet (also for Windows), Windows build, Go tests (-race), frontend check, lint and tests, build, browser e2e, desktop smoke
+test: setup-test ## everything CI runs: vet (also for Windows), Windows build, Go tests (-race), frontend check, lint and tests, build, browser e2e, desktop smoke, the Windows installer under Wine
 	@$(STEP) "go vet" go vet ./...
 	@$(STEP) "go vet (windows, plain and desktop tags)" sh -c '$(WIN) go vet ./... && $(WIN) go vet -tags $(WIN_TAGS) ./...'
 	@$(STEP) "build (windows)" $(WIN) go build -tags $(WIN_TAGS) -o /dev/null .
@@ -74,6 +90,7 @@ test: setup-test ## everything CI runs: vet (also for Windows), Windows build, G
 	@$(STEP) "build" $(MAKE) --no-print-directory build
 	@$(STEP) "browser e2e" $(MAKE) --no-print-directory e2e-only
 	@$(STEP) "desktop smoke" scripts/desktop-smoke
+	@$(STEP) "windows installer (wine)" sh -c '$(MAKE) --no-print-directory windows-installer && scripts/windows-installer-test $(WIN_SETUP) $(WIN_EXE) $(VERSION)'
 	@echo "make test: all steps passed"
 
 test-go: ## only the Go tests, with the race detector
@@ -113,6 +130,17 @@ fuzz: ## run every Fuzz* target for FUZZTIME each (default 10s)
 
 version: ## print the version every build and package uses (scripts/version)
 	@echo $(VERSION)
+
+dist-windows: setup frontend windows-installer ## the Windows installer build/dist/conch-VERSION-setup.exe (NSIS, per user; cross-compiled)
+
+windows-installer:
+	$(WIN) go build -tags $(WIN_TAGS) -ldflags "$(LDFLAGS) -H windowsgui" -o $(WIN_EXE) .
+	@mkdir -p $(DIST)
+	makensis -V2 $(NSIS_DEFINES) build/windows/installer.nsi
+	@echo "dist-windows: $(WIN_SETUP)"
+
+dist-windows-test: dist-windows ## build the Windows installer, install and uninstall it silently under Wine and check both
+	scripts/windows-installer-test $(WIN_SETUP) $(WIN_EXE) $(VERSION)
 
 icon: ## redraw the app icon (build/appicon.png and the window icon in backend/desktop)
 	scripts/icon
