@@ -22,6 +22,7 @@ import (
 	"conch/backend/procmark"
 	"conch/backend/provider/registry"
 	"conch/backend/provider/shell"
+	"conch/backend/search"
 	"conch/backend/service"
 	"conch/backend/startstop"
 	"conch/backend/store"
@@ -43,6 +44,7 @@ type App struct {
 	svc      *service.Service
 	mark     string // this home's process mark
 	parts    *startstop.Group
+	search   *search.Index
 
 	mu     sync.Mutex
 	onOpen func() // brings the window forward (desktop only)
@@ -119,8 +121,9 @@ func newApp(ctx context.Context, home string, served bool) (*App, error) {
 	health.Notifier = a.notifier
 	a.alerts = notify.NewService(notify.Config{Tasks: a.tasks, Bus: a.bus, Notifier: a.notifier,
 		Topics: func() pref.Topics { return prefs().Notifications }, Open: a.open, Log: log})
+	a.search = search.New(search.Config{Dir: filepath.Join(home, search.DirName), Store: st, Logs: logs, Bus: a.bus, Log: log})
 	a.parts = parts(a, h)
-	a.svc = service.New(service.Config{Tasks: a.tasks, Logs: logs, Chats: a.chats, Handoff: h, Opens: &a.opens,
+	a.svc = service.New(service.Config{Tasks: a.tasks, Logs: logs, Chats: a.chats, Handoff: h, Opens: &a.opens, Search: a.search,
 		Providers: providers, Fallbacks: chatTasks, Prefs: st, Health: health,
 		Backup: &backup.Source{Store: st, Home: home}, UserHome: userHome})
 	return a, nil
@@ -135,7 +138,8 @@ func newApp(ctx context.Context, home string, served bool) (*App, error) {
 // rather than failed. The follower starts once the runner has healed
 // (what healing changed is queued for it), then hand-off, which needs
 // both; notifications take the clicks that came while Conch started once
-// the tasks stand as healed; the pruner last.
+// the tasks stand as healed; the pruner last. Search follows the bus
+// before anything writes, so it misses nothing.
 func parts(a *App, h *handoff.Service) *startstop.Group {
 	return startstop.NewGroup(
 		startstop.Opened("store", a.store.Close),
@@ -146,6 +150,7 @@ func parts(a *App, h *handoff.Service) *startstop.Group {
 			return nil
 		}),
 		startstop.Opened("notifier", a.notifier.Close),
+		startstop.Part{Name: "search", Service: a.search},
 		startstop.Part{Name: "chats", Service: a.chats},
 		startstop.Part{Name: "task runner", Service: a.tasks},
 		startstop.Part{Name: "follower", Service: a.follow},

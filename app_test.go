@@ -9,9 +9,14 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	"conch/backend/errcode"
 	"conch/backend/gateway"
+	"conch/backend/search"
+	"conch/backend/service"
 	"conch/backend/startstop"
+	"conch/backend/taskrun"
 )
 
 // Every long-lived part keeps the same promises: Stop is safe before Start
@@ -127,5 +132,37 @@ func TestTheGatewayKeepsTheLifecycle(t *testing.T) {
 	}
 	if _, err := http.DefaultClient.Do(req); err == nil {
 		t.Fatal("the gateway still serves after Stop")
+	}
+}
+
+// A command's output is searchable once it has finished, through the app
+// as it is wired (runner → bus → index → service).
+func TestATasksOutputIsFoundOnceItFinishes(t *testing.T) {
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "")
+	a, err := openApp(context.Background(), t.TempDir(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	tk, err := a.svc.CreateTask(taskrun.CreateRequest{Text: "echo quasar-$((40+2))", Options: taskrun.Options{Cwd: t.TempDir(), Mode: "auto"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		res, err := a.svc.Search(service.SearchQuery{Q: "quasar-42", Kind: search.KindOutput})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Hits) == 1 && res.Hits[0].Task == tk.ID {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the task's output was not found: %+v", res)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := a.svc.Search(service.SearchQuery{Q: "x", From: "yesterday"}); !errors.Is(err, errcode.ErrInvalid) {
+		t.Fatalf("a bad from gave %v; want invalid", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"conch/backend/output"
 	"conch/backend/pref"
 	"conch/backend/provider/shell"
+	"conch/backend/search"
 	"conch/backend/store"
 	"conch/backend/task"
 	"conch/backend/taskrun"
@@ -307,6 +309,11 @@ func TestRestoreRefusesAHeldHomeAndReplacesOnlyWhenAsked(t *testing.T) {
 	held.close()
 
 	before := digest(t, dbPath)
+	// The replaced store's search index: a restore leaves it to be rebuilt.
+	index := filepath.Join(dir, search.DirName)
+	if err := os.MkdirAll(filepath.Join(index, "index"), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := backup.Restore(file, dir, backup.RestoreOptions{}); !errors.Is(err, backup.ErrHomeHasStore) || !strings.Contains(err.Error(), "--replace") {
 		t.Fatalf("Restore over a store without Replace: %v", err)
 	}
@@ -320,6 +327,9 @@ func TestRestoreRefusesAHeldHomeAndReplacesOnlyWhenAsked(t *testing.T) {
 	}
 	if res.Kept == "" || digest(t, res.Kept) != before {
 		t.Fatalf("the replaced store is not kept as it was: %q", res.Kept)
+	}
+	if _, err := os.Stat(index); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the replaced store's search index is still there: %v", err)
 	}
 	st, err := store.Open(dbPath)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"conch/backend/output"
+	"conch/backend/search"
 	"conch/backend/store"
 	"conch/backend/task"
 	"conch/backend/taskrun"
@@ -151,6 +152,9 @@ func Restore(file, home string, opt RestoreOptions) (Restored, error) {
 		return res, err
 	}
 	madeHome = false
+	// The search index was of the store just replaced: the next start
+	// rebuilds it from the restored one.
+	_ = os.RemoveAll(filepath.Join(home, search.DirName))
 	syncDir(home)
 	return res, nil
 }

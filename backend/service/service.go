@@ -21,6 +21,7 @@ import (
 	"conch/backend/output"
 	"conch/backend/pref"
 	"conch/backend/provider/registry"
+	"conch/backend/search"
 	"conch/backend/task"
 	"conch/backend/taskrun"
 )
@@ -59,6 +60,7 @@ type API interface {
 	SaveBackup(withOutput bool) (BackupSaved, error)
 	TakeOpen() (string, error)
 	About() (About, error)
+	Search(q SearchQuery) (search.Results, error)
 }
 
 var _ API = (*Service)(nil)
@@ -96,6 +98,8 @@ type Config struct {
 	BackupDir string
 	// Open shows a folder in the file manager (nil: the system's opener).
 	Open func(dir string) error
+	// Search is the full-text index (nil: search is not available).
+	Search *search.Index
 	// Opens is the last task a notification asked to show (TakeOpen).
 	Opens *Opens
 	// UserHome is the person's home folder (About), where tasks and chats

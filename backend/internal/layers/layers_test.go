@@ -64,6 +64,7 @@ var floors = map[string]int{
 	"conch/backend/provider/agentcli":                            5,
 	"conch/backend/provider/registry":                            6,
 	"conch/backend/taskrun":                                      4,
+	"conch/backend/search":                                       4,
 	"conch/backend/backup":                                       5,
 	"conch/backend/provider/shell":                               5,
 	"conch/backend/chat":                                         5,

@@ -31,6 +31,7 @@ import (
 	"conch/backend/pref"
 	"conch/backend/provider"
 	"conch/backend/provider/registry"
+	"conch/backend/search"
 	"conch/backend/service"
 	"conch/backend/task"
 	"conch/backend/taskrun"
@@ -90,6 +91,11 @@ var records = []struct {
 	{service.ProviderList{}, "ProviderList"},
 	{service.BackupSaved{}, "BackupSaved"},
 	{service.About{}, "About"},
+	{service.SearchQuery{}, "SearchQuery"},
+	{search.Results{}, "SearchResults"},
+	{search.Hit{}, "SearchHit"},
+	{search.Piece{}, "SnippetPiece"},
+	{search.Progress{}, "IndexProgress"},
 	{doctor.Report{}, "DoctorReport"},
 	{doctor.Check{}, "DoctorCheck"},
 	{pref.Preferences{}, "Preferences"},

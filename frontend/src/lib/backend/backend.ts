@@ -1,5 +1,7 @@
 import type {
   About,
+  SearchQuery,
+  SearchResults,
   AppEvent,
   Approval,
   BackupSaved,
@@ -64,6 +66,8 @@ export interface Backend {
   doctor(): Promise<DoctorReport>;
   /** What the page needs to know of the computer Conch runs on: the person's home folder, written as ~. */
   about(): Promise<About>;
+  /** Tasks, chats and output holding q's words, best first, each with a snippet. */
+  search(q: SearchQuery): Promise<SearchResults>;
   /** The person's preferences. */
   preferences(): Promise<Preferences>;
   /** Saves the whole preferences object and returns what was saved; a bad value rejects with code `invalid`. */

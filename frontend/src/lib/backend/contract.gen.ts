@@ -604,6 +604,62 @@ export interface About {
   userHome: string;
 }
 
+/**
+ * SearchQuery is GET /api/search's parameters: q's words ("a phrase" as
+ * written), and the filters that narrow it. From and To are RFC 3339
+ * times.
+ */
+export interface SearchQuery {
+  q: string;
+  kind?: string;
+  conversation?: string;
+  host?: string;
+  status?: string;
+  from?: string;
+  to?: string;
+  cursor?: string;
+  limit?: number;
+}
+
+/**
+ * Results are a page of hits, best first, and the cursor of the next page
+ * ("" at the end). Indexing is set while the index is being rebuilt: the
+ * hits may not be all there are yet.
+ */
+export interface SearchResults {
+  hits: SearchHit[];
+  next: string;
+  total: number;
+  indexing: IndexProgress | null;
+}
+
+/** Hit is one thing found. */
+export interface SearchHit {
+  kind: string;
+  conversation?: string;
+  task?: string;
+  title: string;
+  status?: string;
+  host?: string;
+  at: string;
+  /** Seq is the message a chat hit is on (0: the chat's title). */
+  seq?: number;
+  snippet: SnippetPiece[];
+  score: number;
+}
+
+/** Piece is part of a snippet; Mark is set on the words that matched. */
+export interface SnippetPiece {
+  text: string;
+  mark?: boolean;
+}
+
+/** Progress is how a rebuild stands. */
+export interface IndexProgress {
+  done: number;
+  total: number;
+}
+
 /** Report is every check, in a fixed order. */
 export interface DoctorReport {
   checks: DoctorCheck[];
@@ -1001,6 +1057,7 @@ export interface Bindings {
   ResumeTask(id: string): Promise<Task>;
   RetryTask(id: string): Promise<Task>;
   SaveBackup(withOutput: boolean): Promise<BackupSaved>;
+  Search(q: SearchQuery): Promise<SearchResults>;
   SendMessage(id: string, text: string): Promise<Message>;
   SetPreferences(p: Preferences): Promise<Preferences>;
   StopConversation(id: string): Promise<Conversation>;

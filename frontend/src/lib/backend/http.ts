@@ -3,6 +3,8 @@ import {
   ErrorCode,
   foundOf,
   type About,
+  type SearchQuery,
+  type SearchResults,
   type AppEvent,
   type Approval,
   type BackupSaved,
@@ -153,6 +155,10 @@ export class HttpBackend implements Backend {
 
   doctor(): Promise<DoctorReport> {
     return this.json<DoctorReport>('GET', '/api/doctor');
+  }
+
+  search(q: SearchQuery): Promise<SearchResults> {
+    return this.json<SearchResults>('GET', '/api/search' + searchQueryString(q));
   }
 
   about(): Promise<About> {
@@ -334,6 +340,16 @@ export function conversationQueryString(q: ConversationQuery): string {
   if (q.q) p.set('q', q.q);
   if (q.cursor) p.set('cursor', q.cursor);
   if (q.limit) p.set('limit', String(q.limit));
+  const s = p.toString();
+  return s ? '?' + s : '';
+}
+
+/** The query string of GET /api/search for q. */
+export function searchQueryString(q: SearchQuery): string {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(q)) {
+    if (v !== undefined && v !== '' && v !== 0) p.set(k, String(v));
+  }
   const s = p.toString();
   return s ? '?' + s : '';
 }

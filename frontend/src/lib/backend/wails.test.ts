@@ -23,6 +23,7 @@ function bindings(over: Partial<AppBindings> = {}): AppBindings {
     Approvals: no,
     Doctor: no,
     About: no,
+    Search: no,
     Preferences: no,
     SetPreferences: no,
     ListConversations: no,

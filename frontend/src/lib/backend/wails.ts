@@ -3,6 +3,8 @@ import {
   EventType,
   foundOf,
   type About,
+  type SearchQuery,
+  type SearchResults,
   type AppEvent,
   type Bindings,
   type Approval,
@@ -108,6 +110,10 @@ export class WailsBackend implements Backend {
   doctor(): Promise<DoctorReport> {
     return call(() => this.app.Doctor());
   }
+  search(q: SearchQuery): Promise<SearchResults> {
+    return call(() => this.app.Search(q));
+  }
+
   about(): Promise<About> {
     return call(() => this.app.About());
   }

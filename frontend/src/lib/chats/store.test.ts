@@ -21,6 +21,7 @@ function backend(over: Partial<ReturnType<typeof chatMethods>> = {}): Backend {
     approvals: no,
     doctor: no,
     about: no,
+    search: no,
     preferences: no,
     setPreferences: no,
     saveBackup: no,
