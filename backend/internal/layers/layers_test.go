@@ -47,6 +47,7 @@ var floors = map[string]int{
 	"conch/backend/internal/devcmd/seedtasks":                    5,
 	"conch/backend/internal/devcmd/benchtable":                   0,
 	"conch/backend/internal/devcmd/load":                         0,
+	"conch/backend/internal/devcmd/macapp":                       0,
 	"conch/backend/task":                                         1,
 	"conch/backend/conversation":                                 2,
 	"conch/backend/event":                                        3,
