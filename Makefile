@@ -105,7 +105,7 @@ e2e-only:
 smoke: build ## only the desktop smoke test (Xvfb; screenshot in build/test-artifacts)
 	scripts/desktop-smoke
 
-lint: ## go vet (also for Windows) and staticcheck (plain and desktop tags), frontend check and ESLint, shellcheck; reports every failure
+lint: ## go vet (also for Windows) and staticcheck (plain and desktop tags), frontend check and ESLint, shellcheck, actionlint; reports every failure
 	@rc=0; \
 	$(STEP) "go vet" go vet ./... || rc=1; \
 	$(STEP) "go vet (desktop)" go vet -tags $(GO_TAGS) ./... || rc=1; \
@@ -114,6 +114,7 @@ lint: ## go vet (also for Windows) and staticcheck (plain and desktop tags), fro
 	$(STEP) "frontend check" npm --prefix frontend run check || rc=1; \
 	$(STEP) "frontend lint" npm --prefix frontend run lint || rc=1; \
 	$(STEP) "shellcheck" shellcheck $$(find scripts -maxdepth 1 -type f) .ci/run || rc=1; \
+	$(STEP) "actionlint (the release workflow)" go tool actionlint || rc=1; \
 	exit $$rc
 
 load: build ## 200 loopback clients on a real conch serve for 60 s: latency percentiles; fails on any 5xx or unanswered request
