@@ -9,6 +9,7 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"conch/backend/internal/sessionbus"
+	"conch/backend/version"
 )
 
 const (
@@ -123,7 +124,7 @@ func (d *DBus) Send(m Message) error {
 	hints := map[string]dbus.Variant{
 		"x-dunst-stack-tag":               dbus.MakeVariant(m.Tag),
 		"x-canonical-private-synchronous": dbus.MakeVariant(m.Tag),
-		"desktop-entry":                   dbus.MakeVariant("conch"),
+		"desktop-entry":                   dbus.MakeVariant(version.AppID), // the desktop entry, for its name and icon
 	}
 	// A question waits for its answer for as long as the task does (an
 	// hour and more), so its notification must not time out after the

@@ -16,6 +16,7 @@ import (
 	"conch/backend/store"
 	"conch/backend/task"
 	"conch/backend/taskrun"
+	"conch/backend/version"
 )
 
 // A click that comes while Conch starts, before the notification service
@@ -104,6 +105,10 @@ func TestAQuestionStaysUntilAnsweredAFinishMayExpire(t *testing.T) {
 	}
 	if u, ok := ask.Hints["urgency"].Value().(byte); !ok || u != 2 {
 		t.Fatalf("a question's urgency hint is %v, want byte 2 (critical)", ask.Hints["urgency"])
+	}
+	// The server finds the name and icon in the packages' desktop entry.
+	if d, _ := ask.Hints["desktop-entry"].Value().(string); d != version.AppID {
+		t.Fatalf("the desktop-entry hint is %q, want %q (the packages' %s.desktop)", d, version.AppID, version.AppID)
 	}
 	asked := waitStatus(t, a.runner, tk.ID, task.NeedsYou)
 	if _, err := a.runner.Answer(tk.ID, asked.Ask.ID, true); err != nil {

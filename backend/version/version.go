@@ -27,6 +27,11 @@ var (
 	Date = ""
 )
 
+// AppID is Conch's id on a desktop: the desktop entry is AppID+".desktop"
+// (the .deb's, the autostart entry's), and the AppStream component, the
+// icon and the notifications' desktop-entry hint are AppID.
+const AppID = "dev.conch"
+
 // Dev is the version of a build that knows nothing better.
 const Dev = "dev"
 
