@@ -52,11 +52,11 @@ NSIS_DEFINES = -DVERSION=$(VERSION) -DVERSION_BASE=$(shell scripts/version --bas
 	-DTOAST_CLSID=$(shell sed -n 's/^const toastActivatorCLSID = "\(.*\)"$$/\1/p' $(TOAST_GO)) \
 	$(if $(wildcard $(WEBVIEW2_SETUP)),-DWEBVIEW2_BOOTSTRAPPER=$(notdir $(WEBVIEW2_SETUP)))
 
-.PHONY: help setup setup-test build frontend run test test-go e2e e2e-only smoke lint bench load fuzz crash version icon clean \
+.PHONY: help setup setup-test build frontend run test test-go dist dist-linux dist-test dist-test-only e2e e2e-only smoke lint bench load fuzz crash version icon clean \
 	dist-windows windows-installer dist-windows-test
 
 help: ## list the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  make %-17s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 setup: ## install what building needs and is missing: apt packages (Debian/Ubuntu), npm packages, Go modules
 	@scripts/setup
@@ -69,7 +69,7 @@ frontend: ## build the frontend into frontend/dist
 
 build: setup frontend ## build the desktop binary build/bin/conch (frontend first; no wails CLI needed)
 	@[ -n "$(VERSION)" ] || { scripts/version; echo "make build: scripts/version gave no version" >&2; exit 1; }
-	go build -tags $(GO_TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) .
+	go build -buildmode=pie -tags $(GO_TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) .
 
 run: build ## build and start Conch: the window with a display, else `conch serve` (ARGS="--home DIR")
 	@if [ -n "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ]; then \
@@ -79,7 +79,7 @@ run: build ## build and start Conch: the window with a display, else `conch serv
 		exec $(BIN) serve $(ARGS); \
 	fi
 
-test: setup-test ## everything CI runs: vet (also for Windows), Windows build, Go tests (-race), frontend check, lint and tests, build, browser e2e, desktop smoke, the Windows installer under Wine
+test: setup-test ## everything CI runs: vet (also for Windows), Windows build, Go tests (-race), frontend check, lint and tests, build, the .deb installed and removed, browser e2e, desktop smoke, the Windows installer under Wine
 	@$(STEP) "go vet" go vet ./...
 	@$(STEP) "go vet (windows, plain and desktop tags)" sh -c '$(WIN) go vet ./... && $(WIN) go vet -tags $(WIN_TAGS) ./...'
 	@$(STEP) "build (windows)" $(WIN) go build -tags $(WIN_TAGS) -o /dev/null .
@@ -88,10 +88,25 @@ test: setup-test ## everything CI runs: vet (also for Windows), Windows build, G
 	@$(STEP) "frontend lint" npm --prefix frontend run lint
 	@$(STEP) "frontend test" npm --prefix frontend test
 	@$(STEP) "build" $(MAKE) --no-print-directory build
+	@$(STEP) "dist test (.deb installed, linted, removed; .rpm listed)" $(MAKE) --no-print-directory dist-test-only
 	@$(STEP) "browser e2e" $(MAKE) --no-print-directory e2e-only
 	@$(STEP) "desktop smoke" scripts/desktop-smoke
 	@$(STEP) "windows installer (wine)" sh -c '$(MAKE) --no-print-directory windows-installer && scripts/windows-installer-test $(WIN_SETUP) $(WIN_EXE) $(VERSION)'
 	@echo "make test: all steps passed"
+
+# The packages, into build/dist/: each system's part is a target of its own
+# (dist-linux, dist-windows; macOS's bundle is built by the release workflow)
+# and dist builds them all.
+dist: dist-linux dist-windows ## build the packages into build/dist/: Linux's .deb and .rpm, Windows' installer
+
+dist-linux: build ## build conch_<version>_amd64.deb and conch-<version>.x86_64.rpm into build/dist/ (nfpm)
+	scripts/dist linux
+
+dist-test: build dist-test-only ## build the Linux packages, install the .deb for real (root), run it, lint it, remove it; list the .rpm
+
+dist-test-only:
+	scripts/dist linux
+	scripts/dist-test
 
 test-go: ## only the Go tests, with the race detector
 	go test $(GOTESTFLAGS) ./...
@@ -146,6 +161,6 @@ dist-windows-test: dist-windows ## build the Windows installer, install and unin
 icon: ## redraw the app icon (build/appicon.png and the window icon in backend/desktop)
 	scripts/icon
 
-clean: ## remove build outputs (build/bin, build/test-artifacts, frontend/dist's build)
-	rm -rf build/bin $(ARTIFACTS) build/.cache
+clean: ## remove build outputs (build/bin, build/dist, build/test-artifacts, frontend/dist's build)
+	rm -rf build/bin build/dist $(ARTIFACTS) build/.cache
 	find frontend/dist -mindepth 1 ! -name .gitkeep -delete 2>/dev/null || true
