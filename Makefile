@@ -95,9 +95,9 @@ test: setup-test ## everything CI runs: vet (also for Windows), Windows build, G
 	@echo "make test: all steps passed"
 
 # The packages, into build/dist/: each system's part is a target of its own
-# (dist-linux, dist-windows; macOS's bundle is built by the release workflow)
-# and dist builds them all.
-dist: dist-linux dist-windows ## build the packages into build/dist/: Linux's .deb and .rpm, Windows' installer
+# (dist-linux here, dist-windows below; macOS's bundle is built by the release
+# workflow). dist is this system's: the release workflow's Linux job runs it.
+dist: dist-linux ## build this system's packages into build/dist/ (Linux: the .deb and the .rpm; Windows' installer is make dist-windows)
 
 dist-linux: build ## build conch_<version>_amd64.deb and conch-<version>.x86_64.rpm into build/dist/ (nfpm)
 	scripts/dist linux
