@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Kind, MessageKind, Status, type TaskSnapshot } from '../backend/contract';
 import { makeMessage, makeTask } from '../backend/fixture';
 import { foldMessages } from './model';
-import { bannerLead, bannerText, cardView, groupCost, groupTally, helpersLabel, type TaskCardItem } from './taskcards';
+import { bannerLead, bannerText, cardView, groupCost, groupTally, helpersLabel, itemOf, type TaskCardItem } from './taskcards';
 
 function event(seq: number, ev: Partial<TaskSnapshot> & Pick<TaskSnapshot, 'taskId'>, at = `2026-11-30T08:00:${String(seq).padStart(2, '0')}Z`) {
   return makeMessage({
@@ -191,5 +191,15 @@ describe('groupCost', () => {
     expect(groupCost([{ estimate: 0.01, cap: 1.5 }, { estimate: 0.02, cap: 1.5 }, undefined])).toBe('about $0.03 to start · cap $1.50');
     expect(groupCost([{ estimate: 0, cap: 0 }])).toBe('');
     expect(groupCost([{ estimate: 0.001, cap: 0 }])).toBe('about <$0.01 to start');
+  });
+});
+
+describe('itemOf', () => {
+  it('makes the tasks page’s card of a record: the live record shows, and stands in once it is gone', () => {
+    const t = makeTask({ id: 't9', title: 'Build it', status: Status.Running, startedAt: '2026-11-30T06:00:05Z', current: 'Running make' });
+    const item = itemOf(t);
+    expect(item).toMatchObject({ kind: 'task', key: 't9', taskId: 't9', firstAt: t.createdAt, startedAt: t.startedAt });
+    expect(cardView(item, t)).toMatchObject({ taskId: 't9', title: 'Build it', status: Status.Running, current: 'Running make', live: true });
+    expect(cardView(item, undefined)).toMatchObject({ taskId: 't9', title: 'Build it', status: Status.Running, current: '', live: false });
   });
 });

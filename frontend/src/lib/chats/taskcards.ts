@@ -164,9 +164,9 @@ export function cardView(item: Pick<TaskCardItem, 'taskId' | 'event' | 'lastAt' 
   };
 }
 
-/** The card of a task the tasks page shows: its live record. */
-export function taskView(t: Task): CardView {
-  return cardView({ taskId: t.id, event: { taskId: t.id, taskKind: t.kind, status: t.status, title: t.title }, firstAt: t.createdAt, lastAt: t.endedAt ?? '', startedAt: t.startedAt }, t);
+/** A task the tasks page shows, as a card: its record stands in for the events (the live record wins in cardView). */
+export function itemOf(t: Task): TaskCardItem {
+  return { kind: 'task', key: t.id, taskId: t.id, event: { taskId: t.id, taskKind: t.kind, status: t.status, title: t.title }, firstAt: t.createdAt, lastAt: t.endedAt ?? '', startedAt: t.startedAt };
 }
 
 /** How many of each status, as a group's header says it: "2 working · 1 done". */
