@@ -21,6 +21,19 @@ export const presets: readonly Preset[] = [
   { id: 'custom', name: 'Custom (OpenAI-compatible)', kind: 'openai', needsUrl: true, needsKey: false, hint: 'Any server that speaks /v1/chat/completions: its URL, and a key if it wants one.' },
 ];
 
+/** The local model server an empty chat points to by name when it is connected: the Ollama preset. */
+const ollama = presets.find((p) => p.id === 'ollama') as Preset;
+
+/**
+ * The connected provider that is Ollama, if one is: its id or its name says
+ * so (the preset's id, or a name such as "Ollama on the desk"), whatever the
+ * case.
+ */
+export function ollamaOf<P extends Pick<ProviderLike, 'id' | 'name'>>(list: readonly P[]): P | undefined {
+  const word = ollama.name.toLowerCase();
+  return list.find((p) => p.id.toLowerCase().includes(word) || p.name.toLowerCase().includes(word));
+}
+
 /** The id a connected provider is saved under: the preset's, or a slug of a custom one's name. */
 export function providerId(p: Pick<Preset, 'id'>, name: string): string {
   if (p.id !== 'custom') return p.id;
