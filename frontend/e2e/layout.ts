@@ -1,7 +1,9 @@
-// What sticks out of a page at its width, for the browser runs (run.mjs).
+// What sticks out of a page at its width, for the browser runs (run.ts).
 //
 // The functions below run in the page (layoutProblems sends them there
 // whole), so each uses only the DOM and the others.
+
+import type { Page } from 'playwright-core';
 
 /** Content that scrolls sideways by design: output, code, diffs, tables. */
 const scrollsOnPurpose = 'pre, pre *, textarea, .md .table, .md .table *';
@@ -10,29 +12,28 @@ const cards = '[data-task-card], article, .card';
 
 /**
  * An element as a problem names it: its tag, classes, card and text.
- * @param {Element} el
  */
-function named(el) {
+function named(el: Element) {
   const cls = typeof el.className === 'string' && el.className.trim() ? `.${el.className.trim().split(/\s+/).filter((c) => !c.startsWith('svelte-')).join('.')}` : '';
   const card = el.closest('[data-task-id]')?.getAttribute('data-task-id');
   const text = (el.textContent ?? '').replace(/\s+/g, ' ').trim().slice(0, 40);
   return `${el.tagName.toLowerCase()}${cls}${card ? ` (card ${card.slice(-8)})` : ''}${text ? ` "${text}"` : ''}`;
 }
 
-/** @param {Element} el */
-function shown(el) {
+/** Whether el shows on the page. */
+function shown(el: Element) {
   const r = el.getBoundingClientRect();
   return r.width >= 2 && r.height >= 2 && el.checkVisibility({ visibilityProperty: true }) && !el.closest('[hidden]');
 }
 
-/** @param {Element} el reports whether el cuts off what reaches past it */
-function clips(el) {
+/** Whether el cuts off what reaches past it. */
+function clips(el: Element) {
   const s = getComputedStyle(el);
   return s.overflowX !== 'visible' || /paint|strict|content/.test(s.contain) || s.contentVisibility === 'auto';
 }
 
-/** @param {Element} el reports whether el has a ring drawn around it (a working chip's pulse), which may reach past it */
-function ringed(el) {
+/** Whether el has a ring drawn around it (a working chip's pulse), which may reach past it. */
+function ringed(el: Element) {
   return ['::before', '::after'].some((p) => {
     const s = getComputedStyle(el, p);
     return s.content !== 'none' && s.position === 'absolute';
@@ -52,9 +53,8 @@ function sideways() {
 /**
  * Where el's box leaves the window, the element that clips it or its
  * card; '' when it stays inside them all.
- * @param {Element} el
  */
-function outside(el) {
+function outside(el: Element) {
   const r = el.getBoundingClientRect();
   const width = document.documentElement.clientWidth;
   if (r.left < -1 || r.right > width + 1) return `leaves the window (${Math.round(r.left)}–${Math.round(r.right)} of ${width} px)`;
@@ -73,8 +73,7 @@ function outside(el) {
 
 /** Every card, button, chip, time and title that is cut, and every cut title without an ellipsis. */
 function cutBoxes() {
-  /** @type {string[]} */
-  const problems = [];
+  const problems: string[] = [];
   for (const el of Array.from(document.querySelectorAll(`${cards}, button, a.btn, h3, .title, time, .chip`))) {
     if (!shown(el) || el.matches(scrollsOnPurpose)) continue;
     const where = outside(el);
@@ -89,8 +88,7 @@ function cutBoxes() {
 
 /** Everything in a card that holds more than it is wide without clipping it: a row whose buttons or time run into the card's edge. */
 function overfull() {
-  /** @type {string[]} */
-  const problems = [];
+  const problems: string[] = [];
   for (const card of Array.from(document.querySelectorAll(cards)).filter(shown)) {
     for (const el of [card, ...Array.from(card.querySelectorAll('*'))]) {
       if (el.clientWidth === 0 || el.matches(scrollsOnPurpose) || clips(el) || ringed(el) || !shown(el)) continue;
@@ -116,9 +114,7 @@ const inPage = `(() => {
  * the window; and everything in a card that holds more than it is wide
  * without clipping it. A title wider than its text box must end in an
  * ellipsis. Each problem is one line naming the element; none is [].
- * @param {import('playwright-core').Page} page
- * @returns {Promise<string[]>}
  */
-export function layoutProblems(page) {
+export function layoutProblems(page: Page): Promise<string[]> {
   return page.evaluate(inPage);
 }

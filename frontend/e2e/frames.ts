@@ -28,13 +28,13 @@
 // asserts nothing about the times: it exits non-zero only when it could
 // not run.
 
-import { execFileSync } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { serveConch } from './serve.mjs';
+import { chromium, type Page } from 'playwright-core';
+import { serveConch } from './serve';
 
 const frontend = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const root = resolve(frontend, '..');
@@ -49,16 +49,11 @@ const rate = Number(process.env.FRAMES_RATE ?? 25);
 const wheelPx = 500;
 const wheelEveryMs = 120;
 
-/** @type {import('node:child_process').ChildProcess | undefined} */
-let server;
+let server: ChildProcess | undefined;
 let serverLog = '';
 
-/**
- * Starts `conch serve` and resolves with the sign-in URL it prints.
- * @param {string} home
- * @returns {Promise<string>}
- */
-function startServer(home) {
+/** Starts `conch serve` and resolves with the sign-in URL it prints. */
+function startServer(home: string): Promise<string> {
   return serveConch({
     bin, home, timeoutMs: 30_000,
     onSpawn: (child) => (server = child),
@@ -66,28 +61,20 @@ function startServer(home) {
   });
 }
 
-/**
- * Calls the API with the bearer token.
- * @param {string} origin
- * @param {string} token
- * @param {string} method
- * @param {string} path
- * @param {unknown} [body]
- */
-async function api(origin, token, method, path, body) {
-  /** @type {Record<string, string>} */
-  const headers = { Authorization: `Bearer ${token}` };
+/** Calls the API with the bearer token; resolves with the answer's status. */
+async function api(origin: string, token: string, method: string, path: string, body?: unknown): Promise<number> {
+  const headers: Record<string, string> = { Authorization: `Bearer ${token}` };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   const res = await fetch(`${origin}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   await res.arrayBuffer();
   return res.status;
 }
 
-/** @param {number[]} sorted @param {number} q */
-const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0;
+/** The q quantile of sorted. */
+const quantile = (sorted: number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0;
 
-/** Seeds home with the finished tasks, through a built seedtasks or `go run`. @param {string} home */
-function seed(home) {
+/** Seeds home with the finished tasks, through a built seedtasks or `go run`. */
+function seed(home: string): void {
   const built = process.env.CONCH_SEEDTASKS;
   if (built) execFileSync(built, ['-home', home, '-n', String(seeded)], { stdio: 'inherit' });
   else execFileSync('go', ['run', './backend/internal/devcmd/seedtasks', '-home', home, '-n', String(seeded)], { cwd: root, stdio: 'inherit' });
@@ -98,12 +85,11 @@ function seed(home) {
  * window.frames while window.recording is true.
  */
 function recordFrames() {
-  const w = /** @type {any} */ (window);
+  const w = (window as any);
   w.frames = [];
   w.recording = false;
-  /** @type {number | undefined} */
-  let last;
-  const tick = (/** @type {number} */ t) => {
+  let last: number | undefined;
+  const tick = (t: number) => {
     if (w.recording && last !== undefined) w.frames.push(t - last);
     last = t;
     requestAnimationFrame(tick);
@@ -115,19 +101,15 @@ function recordFrames() {
  * Records page for `seconds` while about `rate` shell tasks a second are
  * sent and the page is scrolled a wheel turn at a time; resolves once every
  * task sent was answered.
- * @param {import('playwright-core').Page} page
- * @param {string} origin
- * @param {string} token
  */
-async function underLoad(page, origin, token) {
-  await page.evaluate(() => (/** @type {any} */ (window).recording = true));
+async function underLoad(page: Page, origin: string, token: string) {
+  await page.evaluate(() => ((window as any).recording = true));
   const started = Date.now();
   const end = started + seconds * 1000;
   let sent = 0;
   let refused = 0;
   let inFlight = 0;
-  /** @type {Promise<void>[]} */
-  const posts = [];
+  const posts: Promise<void>[] = [];
   const load = (async () => {
     while (Date.now() < end) {
       const due = Math.floor(((Date.now() - started) / 1000) * rate);
@@ -152,18 +134,17 @@ async function underLoad(page, origin, token) {
   })();
   await Promise.all([load, scroll]);
   await Promise.all(posts);
-  await page.evaluate(() => (/** @type {any} */ (window).recording = false));
+  await page.evaluate(() => ((window as any).recording = false));
   return { took: (Date.now() - started) / 1000, sent, refused };
 }
 
 /**
  * The frame gaps' figures, as the output line says them.
- * @param {number[]} frames
  */
-function summary(frames) {
+function summary(frames: number[]): string {
   const sorted = [...frames].sort((a, b) => a - b);
   if (sorted.length === 0) throw new Error('the page drew no frame while it was recorded');
-  const f = (/** @type {number} */ n) => n.toFixed(1);
+  const f = (n: number) => n.toFixed(1);
   // A frame is late when the page missed the display's next refresh (60 Hz here).
   const late = sorted.filter((ms) => ms > 25).length / sorted.length;
   return `p50 ${f(quantile(sorted, 0.5))} ms p95 ${f(quantile(sorted, 0.95))} ms max ${f(sorted[sorted.length - 1] ?? 0)} ms over ${sorted.length} frames (${(late * 100).toFixed(1)}% late)`;
@@ -172,9 +153,8 @@ function summary(frames) {
 /**
  * The limit's page: n plain rows the size of folded cards, in a scroller
  * where the tasks page has its list.
- * @param {number} n
  */
-function stillPage(n) {
+function stillPage(n: number): string {
   const rows = Array.from({ length: n }, (_, i) => `<div class="r"><b>Task ${i + 1}</b> <code>true</code> <span>Done · ${i + 1} min ago</span></div>`).join('');
   return `<!doctype html><meta charset="utf-8"><style>body{margin:0;font:14px system-ui,sans-serif}.s{position:fixed;inset:0 0 0 260px;overflow:auto}.r{height:44px;box-sizing:border-box;border:1px solid #ddd;border-radius:8px;margin:6px 24px;padding:11px 14px}span{color:#666}</style><div class="s">${rows}</div>`;
 }
@@ -201,9 +181,10 @@ async function main() {
     });
     try {
       const context = await browser.newContext({ viewport: { width: 1200, height: 820 }, colorScheme: 'light' });
+      // tsx keeps function names with a helper (__name) that a function sent into the page brings along.
+      await context.addInitScript('globalThis.__name = (f) => f;');
       const page = await context.newPage();
-      /** @type {string[]} */
-      const errors = [];
+      const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(e.message));
       await page.goto(url);
       await page.locator('nav a[href="#tasks"]').click();
@@ -216,7 +197,7 @@ async function main() {
       // it is sent (on a socket of its own, the way the app listens).
       await page.evaluate(recordFrames);
       await page.evaluate(async (tok) => {
-        const w = /** @type {any} */ (window);
+        const w = (window as any);
         w.updates = 0;
         w.long = [];
         new PerformanceObserver((l) => {
@@ -233,9 +214,9 @@ async function main() {
       const cardsBefore = await finished.locator('[data-task-card]').count();
       const run = await underLoad(page, origin, token);
       const record = await page.evaluate(() => {
-        const w = /** @type {any} */ (window);
+        const w = (window as any);
         w.recording = false;
-        return { frames: /** @type {number[]} */ (w.frames), updates: /** @type {number} */ (w.updates), long: /** @type {number[]} */ (w.long) };
+        return { frames: ((w.frames) as number[]), updates: ((w.updates) as number), long: ((w.long) as number[]) };
       });
       const { took, sent, refused } = run;
       const loaded = await page.evaluate(() => document.querySelector('[data-group="finished"] .vlist')?.getBoundingClientRect().height ?? 0);
@@ -249,7 +230,7 @@ async function main() {
 
       // The page as it looks at that size, in light and dark.
       await page.locator('#tasks .scroll').evaluate((el) => el.scrollTo({ top: 0 }));
-      for (const colorScheme of /** @type {const} */ (['light', 'dark'])) {
+      for (const colorScheme of (['light', 'dark'] as const)) {
         await page.emulateMedia({ colorScheme });
         await page.waitForTimeout(300);
         await page.screenshot({ path: join(artifacts, `frames-tasks-${colorScheme}.png`) });
@@ -273,12 +254,12 @@ async function main() {
       await page.emulateMedia({ colorScheme: 'light' });
       await page.waitForTimeout(500);
       await page.evaluate(() => {
-        const w = /** @type {any} */ (window);
+        const w = (window as any);
         w.frames = [];
         w.updates = 0;
       });
       const deep = await underLoad(page, origin, token);
-      const all = await page.evaluate(() => ({ frames: /** @type {number[]} */ (/** @type {any} */ (window).frames), updates: /** @type {number} */ (/** @type {any} */ (window).updates) }));
+      const all = await page.evaluate(() => ({ frames: ((window as any).frames as number[]), updates: ((window as any).updates as number) }));
       const allLine = `ui-frames-all: ${summary(all.frames)} at ${seeded} tasks, all loaded, ${Math.round(all.updates / deep.took)} updates/s`;
       console.log(allLine);
 
@@ -296,7 +277,7 @@ async function main() {
       await still.mouse.move(600, 500);
       await still.evaluate(recordFrames);
       await underLoad(still, origin, token);
-      const stillFrames = await still.evaluate(() => /** @type {number[]} */ (/** @type {any} */ (window).frames));
+      const stillFrames = await still.evaluate(() => ((window as any).frames as number[]));
       await still.close();
       const limit = `ui-frames-limit: ${summary(stillFrames)} on a still page of ${seeded} rows under the same load`;
       console.log(limit);

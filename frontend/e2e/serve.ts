@@ -1,16 +1,25 @@
-// Starting `conch serve` for the browser runs (run.mjs, frames.mjs).
+// Starting `conch serve` for the browser runs (run.ts, frames.ts).
 
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+
+/** How to start `conch serve`. */
+export interface ServeOptions {
+  bin: string;
+  home: string;
+  addr?: string;
+  /** Added to this process's environment. */
+  env?: Record<string, string>;
+  timeoutMs?: number;
+  onSpawn?: (child: ChildProcess) => void;
+  onStderr?: (text: string) => void;
+}
 
 /**
  * Starts `conch serve` on home and resolves with the sign-in URL it prints.
  * onSpawn gets the process at once (so a caller can always stop it), and
  * onStderr every piece of its stderr.
- * @param {{bin: string, home: string, addr?: string, env?: Record<string, string>, timeoutMs?: number,
- *   onSpawn?: (child: import('node:child_process').ChildProcess) => void, onStderr?: (text: string) => void}} o
- * @returns {Promise<string>}
  */
-export function serveConch({ bin, home, addr = '127.0.0.1:0', env = {}, timeoutMs = 15_000, onSpawn = () => {}, onStderr = () => {} }) {
+export function serveConch({ bin, home, addr = '127.0.0.1:0', env = {}, timeoutMs = 15_000, onSpawn = () => {}, onStderr = () => {} }: ServeOptions): Promise<string> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(bin, ['serve', '--home', home, '--addr', addr], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     onSpawn(child);
