@@ -19,11 +19,11 @@ import (
 	"conch/backend/conversation"
 	"conch/backend/event"
 	"conch/backend/internal/refcache"
-	"conch/backend/startstop"
 	"conch/backend/output"
 	"conch/backend/pref"
 	"conch/backend/procmark"
 	"conch/backend/provider"
+	"conch/backend/startstop"
 	"conch/backend/store"
 	"conch/backend/task"
 	"conch/backend/tool"
@@ -143,9 +143,13 @@ type entry struct {
 	behalf *Behalf                 // set while RunFor runs a turn for someone
 	fwd    string                  // the question answered through the task
 	wake   bool                    // a wake came in while a turn ran
-	resume string                  // a resumed task's notice, for its next turn
-	left   string                  // a resumed task's log as its last run left it
-	tell   string                  // what a task's next turn is told first
+	// began and spentFrom are when the running turn began and what the
+	// chat had spent then (Activity's record of it).
+	began     time.Time
+	spentFrom float64
+	resume    string // a resumed task's notice, for its next turn
+	left      string // a resumed task's log as its last run left it
+	tell      string // what a task's next turn is told first
 }
 
 // pending is a question a turn waits on.

@@ -904,3 +904,40 @@ func TestUsageLimitNoticeSaysWhoAndWhen(t *testing.T) {
 		t.Errorf("an overload carries a limit: %+v", l)
 	}
 }
+
+// A reply the person asked for is kept for Activity with what it spent and
+// how it ended; one run for someone else (a task's) is its task's.
+func TestAPersonsTurnIsRecordedForActivity(t *testing.T) {
+	fake := newScripted(
+		reply{text: []string{"hello"}, usage: &provider.Usage{InputTokens: 10_000, OutputTokens: 10_000}}, // $0.03
+		reply{text: []string{"for a task"}},
+	)
+	e := setup(t, fake)
+	c, err := e.m.Create(chat.CreateRequest{Provider: "fake", Mode: "auto", Cwd: e.dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now().UTC()
+	if _, err := e.m.Send(c.ID, "hi"); err != nil {
+		t.Fatal(err)
+	}
+	e.idle(t, c.ID)
+	turns, err := e.st.TurnsBefore(time.Time{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(turns) != 1 {
+		t.Fatalf("%d turns recorded, want 1", len(turns))
+	}
+	tr := turns[0]
+	if tr.Conversation != c.ID || tr.Outcome != "done" || tr.Provider != "fake" || tr.Spent < 0.0299 || tr.Spent > 0.0301 ||
+		tr.StartedAt.Before(before) || tr.EndedAt.Before(tr.StartedAt) {
+		t.Fatalf("turn %+v", tr)
+	}
+	if _, err := e.m.RunFor(context.Background(), c.ID, chat.Turn{Text: "work"}, chat.Behalf{}); err != nil {
+		t.Fatal(err)
+	}
+	if turns, _ = e.st.TurnsBefore(time.Time{}, 10); len(turns) != 1 {
+		t.Fatalf("a turn run for someone else was recorded: %+v", turns)
+	}
+}

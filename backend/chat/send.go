@@ -65,6 +65,7 @@ func (m *Manager) startTurnLocked(e *entry) error {
 	}
 	ctx, cancel := context.WithCancelCause(m.life.Context())
 	e.cancel, e.done = cancel, make(chan struct{})
+	e.began, e.spentFrom = m.cfg.Now().UTC(), e.c.Spent
 	m.life.WG.Add(1)
 	e.Hold() // the turn's own, let go when it has settled
 	go m.turn(ctx, e)

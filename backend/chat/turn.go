@@ -8,10 +8,12 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"time"
 
 	"conch/backend/ask"
 	"conch/backend/conversation"
 	"conch/backend/provider"
+	"conch/backend/store"
 	"conch/backend/tool"
 )
 
@@ -58,10 +60,13 @@ func (m *Manager) settle(e *entry, end turnEnd) {
 		msg.Limit = end.limit
 		msgs = append(msgs, msg)
 	}
-	_, _ = m.updateLocked(e, func(c *conversation.Conversation) error {
+	c, err := m.updateLocked(e, func(c *conversation.Conversation) error {
 		c.Running, c.Ask = false, nil
 		return nil
 	}, msgs...)
+	if err == nil && e.behalf == nil {
+		m.recordTurn(c, e.began, e.spentFrom, end)
+	}
 	e.cancel(nil)
 	e.cancel = nil
 	e.behalf = nil
@@ -71,6 +76,23 @@ func (m *Manager) settle(e *entry, end turnEnd) {
 	e.mu.Unlock()
 	if wake {
 		_ = m.Wake(id) // refused only when Conch is closing
+	}
+}
+
+// recordTurn keeps a turn nobody else ran for Activity: a task's turns
+// are its task's.
+func (m *Manager) recordTurn(c conversation.Conversation, began time.Time, spentFrom float64, end turnEnd) {
+	t := store.Turn{Conversation: c.ID, Provider: c.Provider, Model: c.Model, StartedAt: began, EndedAt: m.cfg.Now().UTC(),
+		Outcome: "done", Notice: end.notice, Spent: max(c.Spent-spentFrom, 0)}
+	switch {
+	case end.err == nil:
+	case errors.Is(end.err, errStopped) || errors.Is(end.err, errClosing) || end.notice == stoppedNotice || end.notice == closingNotice:
+		t.Outcome = "stopped"
+	default:
+		t.Outcome = "failed"
+	}
+	if err := m.cfg.Store.PutTurn(t); err != nil {
+		m.cfg.Log.Error("record a turn", "conversation", c.ID, "err", err)
 	}
 }
 

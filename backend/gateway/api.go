@@ -38,6 +38,7 @@ func (g *Gateway) routes() {
 	g.mux.HandleFunc("/api/found", g.found)
 	g.mux.HandleFunc("/api/about", g.about)
 	g.mux.HandleFunc("/api/search", g.search)
+	g.mux.HandleFunc("/api/activity", g.activity)
 	g.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errcode.NotFound, "No such API route: "+r.URL.Path)
 	})
@@ -146,57 +147,6 @@ func (g *Gateway) about(w http.ResponseWriter, r *http.Request) {
 	}
 	a, err := g.api.About()
 	reply(w, http.StatusOK, a, err)
-}
-
-// search serves GET /api/search?q=&kind=&conversation=&host=&status=&from=&to=&cursor=&limit=.
-func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet {
-		methodNotAllowed(w, "GET")
-		return
-	}
-	v, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
-		writeError(w, errcode.Invalid, "The query string is not well formed (escape % as %25).")
-		return
-	}
-	q := service.SearchQuery{}
-	for name, vals := range v {
-		if len(vals) != 1 {
-			writeError(w, errcode.Invalid, fmt.Sprintf("Give %s once.", name))
-			return
-		}
-		val := vals[0]
-		switch name {
-		case "q":
-			q.Q = val
-		case "kind":
-			q.Kind = val
-		case "conversation":
-			q.Conversation = val
-		case "host":
-			q.Host = val
-		case "status":
-			q.Status = val
-		case "from":
-			q.From = val
-		case "to":
-			q.To = val
-		case "cursor":
-			q.Cursor = val
-		case "limit":
-			n, err := strconv.Atoi(val)
-			if err != nil {
-				writeError(w, errcode.Invalid, "limit must be a whole number.")
-				return
-			}
-			q.Limit = n
-		default:
-			writeError(w, errcode.Invalid, fmt.Sprintf("Unknown parameter %q (q, kind, conversation, host, status, from, to, cursor, limit).", name))
-			return
-		}
-	}
-	res, err := g.api.Search(q)
-	reply(w, http.StatusOK, res, err)
 }
 
 func (g *Gateway) doctor(w http.ResponseWriter, r *http.Request) {

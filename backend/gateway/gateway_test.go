@@ -18,11 +18,13 @@ import (
 
 	"github.com/coder/websocket"
 
+	"conch/backend/activity"
 	"conch/backend/event"
 	"conch/backend/gateway"
 	"conch/backend/output"
 	"conch/backend/pref"
 	"conch/backend/provider/shell"
+	"conch/backend/search"
 	"conch/backend/service"
 	"conch/backend/store"
 	"conch/backend/task"
@@ -63,12 +65,17 @@ func setupSeeded(t testing.TB, bash string, seed func(st *store.Bolt)) *env {
 		Store: st, Bus: bus, Logs: logs, Home: dir,
 		Executors: map[string]taskrun.Executor{"shell": &shell.Shell{Home: dir, Bash: bash, Grace: 300 * time.Millisecond}},
 	})
+	idx := search.New(search.Config{Dir: filepath.Join(home, search.DirName), Store: st, Logs: logs, Bus: bus})
+	if err := idx.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	if err := runner.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewUnstartedServer(nil)
 	gw, err := gateway.New(gateway.Config{
-		API: service.New(service.Config{Tasks: runner, Logs: logs, Prefs: st, UserHome: dir}), Bus: bus, Token: token,
+		API: service.New(service.Config{Tasks: runner, Logs: logs, Prefs: st, UserHome: dir, Search: idx, Activity: activity.New(st)}),
+		Bus: bus, Token: token,
 		Assets: fstest.MapFS{"index.html": {Data: []byte("<!doctype html><title>Conch</title>")}},
 	}, srv.Listener.Addr().String())
 	if err != nil {
@@ -80,6 +87,7 @@ func setupSeeded(t testing.TB, bash string, seed func(st *store.Bolt)) *env {
 		bus.Close()
 		srv.Close()
 		runner.Stop()
+		idx.Stop()
 		_ = st.Close()
 	})
 	return &env{srv: srv, base: srv.URL, dir: dir, bus: bus}

@@ -12,6 +12,7 @@ import (
 	"context"
 	"sync"
 
+	"conch/backend/activity"
 	"conch/backend/backup"
 	"conch/backend/chat"
 	"conch/backend/conversation"
@@ -61,6 +62,7 @@ type API interface {
 	TakeOpen() (string, error)
 	About() (About, error)
 	Search(q SearchQuery) (search.Results, error)
+	Activity(q ActivityQuery) (activity.Page, error)
 }
 
 var _ API = (*Service)(nil)
@@ -98,6 +100,8 @@ type Config struct {
 	BackupDir string
 	// Open shows a folder in the file manager (nil: the system's opener).
 	Open func(dir string) error
+	// Activity is the account of what ran (nil: not available).
+	Activity *activity.Log
 	// Search is the full-text index (nil: search is not available).
 	Search *search.Index
 	// Opens is the last task a notification asked to show (TakeOpen).

@@ -37,6 +37,8 @@ type Conversations interface {
 	// below before (0: from the newest), oldest first, and whether older
 	// ones remain.
 	Messages(conversationID string, before uint64, limit int) ([]conversation.Message, bool, error)
+	// PutTurn records one reply of a chat nobody else ran it for.
+	PutTurn(t Turn) error
 }
 
 var _ Conversations = (*Bolt)(nil)

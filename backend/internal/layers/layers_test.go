@@ -66,6 +66,7 @@ var floors = map[string]int{
 	"conch/backend/provider/registry":                            6,
 	"conch/backend/taskrun":                                      4,
 	"conch/backend/search":                                       4,
+	"conch/backend/activity":                                     4,
 	"conch/backend/backup":                                       5,
 	"conch/backend/provider/shell":                               5,
 	"conch/backend/chat":                                         5,

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"conch/backend/activity"
 	"conch/backend/ask"
 	"conch/backend/chat"
 	"conch/backend/conversation"
@@ -96,6 +97,10 @@ var records = []struct {
 	{search.Hit{}, "SearchHit"},
 	{search.Piece{}, "SnippetPiece"},
 	{search.Progress{}, "IndexProgress"},
+	{service.ActivityQuery{}, "ActivityQuery"},
+	{activity.Page{}, "ActivityPage"},
+	{activity.Day{}, "ActivityDay"},
+	{activity.Row{}, "ActivityRow"},
 	{doctor.Report{}, "DoctorReport"},
 	{doctor.Check{}, "DoctorCheck"},
 	{pref.Preferences{}, "Preferences"},

@@ -1,6 +1,8 @@
 import type {
   About,
   SearchQuery,
+  ActivityQuery,
+  ActivityPage,
   SearchResults,
   AppEvent,
   Approval,
@@ -68,6 +70,8 @@ export interface Backend {
   about(): Promise<About>;
   /** Tasks, chats and output holding q's words, best first, each with a snippet. */
   search(q: SearchQuery): Promise<SearchResults>;
+  /** A page of everything that ran, day by day, newest first. */
+  activity(q: ActivityQuery): Promise<ActivityPage>;
   /** The person's preferences. */
   preferences(): Promise<Preferences>;
   /** Saves the whole preferences object and returns what was saved; a bad value rejects with code `invalid`. */

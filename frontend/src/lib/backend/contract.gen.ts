@@ -660,6 +660,59 @@ export interface IndexProgress {
   total: number;
 }
 
+/** ActivityQuery is GET /api/activity's parameters. */
+export interface ActivityQuery {
+  outcome?: string;
+  provider?: string;
+  host?: string;
+  chat?: string;
+  kind?: string;
+  cursor?: string;
+  limit?: number;
+}
+
+/**
+ * Page is a page of days; Next is the cursor of the next page ("" at the
+ * end). A day may go on in the next page: its Spent is the whole day's.
+ */
+export interface ActivityPage {
+  days: ActivityDay[];
+  next: string;
+}
+
+/**
+ * Day is one day's rows, newest first, and what that whole day spent
+ * (under the same filters), in the person's time zone.
+ */
+export interface ActivityDay {
+  /** 2006-01-02 */
+  date: string;
+  spent: number;
+  rows: ActivityRow[];
+}
+
+/** Row is one thing that ran. */
+export interface ActivityRow {
+  kind: string;
+  /** ID is the task's id, or the chat's for a turn. */
+  id: string;
+  title: string;
+  /**
+   * Chat is the chat the row opens: the one a task came from (its own
+   * for a task with none), a turn's own.
+   */
+  chat?: string;
+  outcome: string;
+  startedAt: string;
+  endedAt: string;
+  /** DurationMs is how long it ran. */
+  durationMs: number;
+  provider: string;
+  model?: string;
+  host?: string;
+  spent: number;
+}
+
 /** Report is every check, in a fixed order. */
 export interface DoctorReport {
   checks: DoctorCheck[];
@@ -1033,6 +1086,7 @@ export interface ErrorDetail {
 /** The window's bindings, window.go.service.Service: API is every operation the surfaces offer, one to one with the frontend's Backend (frontend/src/lib/backend/backend.ts; its bindings are generated from this interface). *Service implements it. */
 export interface Bindings {
   About(): Promise<About>;
+  Activity(q: ActivityQuery): Promise<ActivityPage>;
   AnswerAsk(id: string, askID: string, allow: boolean): Promise<Conversation>;
   AnswerTask(id: string, askID: string, allow: boolean): Promise<Task>;
   Approvals(): Promise<Approval[]>;

@@ -135,6 +135,7 @@ export function mockBackend(tasks: Task[] = []) {
     doctor: vi.fn(async () => ({ ok: true, checks: [] })),
     about: vi.fn(async () => ({ userHome: '/home/me' })),
     search: vi.fn(async () => ({ hits: [], next: '', total: 0, indexing: null })),
+    activity: vi.fn(async () => ({ days: [], next: '' })),
     preferences: vi.fn(async () => ({ limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 0, jobCap: 0 }, prices: {}, limitFallback: '', retentionDays: 90 })),
     setPreferences: vi.fn(async (p: Preferences) => p),
     saveBackup: vi.fn(async (withOutput: boolean) => ({ path: '', name: 'conch-backup.db', bytes: 1, tar: withOutput })),

@@ -4,6 +4,8 @@ import {
   foundOf,
   type About,
   type SearchQuery,
+  type ActivityQuery,
+  type ActivityPage,
   type SearchResults,
   type AppEvent,
   type Approval,
@@ -155,6 +157,10 @@ export class HttpBackend implements Backend {
 
   doctor(): Promise<DoctorReport> {
     return this.json<DoctorReport>('GET', '/api/doctor');
+  }
+
+  activity(q: ActivityQuery): Promise<ActivityPage> {
+    return this.json<ActivityPage>('GET', '/api/activity' + searchQueryString(q));
   }
 
   search(q: SearchQuery): Promise<SearchResults> {
@@ -344,8 +350,8 @@ export function conversationQueryString(q: ConversationQuery): string {
   return s ? '?' + s : '';
 }
 
-/** The query string of GET /api/search for q. */
-export function searchQueryString(q: SearchQuery): string {
+/** The query string of GET /api/search (or /api/activity) for q: the fields that are set. */
+export function searchQueryString(q: SearchQuery | ActivityQuery): string {
   const p = new URLSearchParams();
   for (const [k, v] of Object.entries(q)) {
     if (v !== undefined && v !== '' && v !== 0) p.set(k, String(v));

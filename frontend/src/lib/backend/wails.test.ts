@@ -24,6 +24,7 @@ function bindings(over: Partial<AppBindings> = {}): AppBindings {
     Doctor: no,
     About: no,
     Search: no,
+    Activity: no,
     Preferences: no,
     SetPreferences: no,
     ListConversations: no,

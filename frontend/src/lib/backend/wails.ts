@@ -4,6 +4,8 @@ import {
   foundOf,
   type About,
   type SearchQuery,
+  type ActivityQuery,
+  type ActivityPage,
   type SearchResults,
   type AppEvent,
   type Bindings,
@@ -110,6 +112,10 @@ export class WailsBackend implements Backend {
   doctor(): Promise<DoctorReport> {
     return call(() => this.app.Doctor());
   }
+  activity(q: ActivityQuery): Promise<ActivityPage> {
+    return call(() => this.app.Activity(q));
+  }
+
   search(q: SearchQuery): Promise<SearchResults> {
     return call(() => this.app.Search(q));
   }

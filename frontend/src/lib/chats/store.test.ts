@@ -22,6 +22,7 @@ function backend(over: Partial<ReturnType<typeof chatMethods>> = {}): Backend {
     doctor: no,
     about: no,
     search: no,
+    activity: no,
     preferences: no,
     setPreferences: no,
     saveBackup: no,
