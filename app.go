@@ -124,7 +124,7 @@ func newApp(ctx context.Context, home string, served bool) (*App, error) {
 		Topics: func() pref.Topics { return prefs().Notifications }, Open: a.open, Log: log})
 	a.search = search.New(search.Config{Dir: filepath.Join(home, search.DirName), Store: st, Logs: logs, Bus: a.bus, Log: log})
 	a.parts = parts(a, h)
-	a.svc = service.New(service.Config{Tasks: a.tasks, Logs: logs, Chats: a.chats, Handoff: h, Opens: &a.opens, Search: a.search, Activity: activity.New(st),
+	a.svc = service.New(service.Config{Tasks: a.tasks, Logs: logs, Chats: a.chats, Handoff: h, Opens: &a.opens, Show: a.open, Search: a.search, Activity: activity.New(st),
 		Providers: providers, Fallbacks: chatTasks, Prefs: st, Health: health,
 		Backup: &backup.Source{Store: st, Home: home}, UserHome: userHome})
 	return a, nil

@@ -179,6 +179,7 @@ func (g *Gateway) taskByID(w http.ResponseWriter, r *http.Request) {
 		// Removing a kept worktree; with work in it only with confirm.
 		"remove-worktree": {http.MethodPost, g.removeWorktree},
 		"open-folder":     {http.MethodPost, g.openFolder},
+		"open":            {http.MethodPost, g.openTask},
 	}
 	if action == "" && r.Method == http.MethodDelete {
 		g.deleteTask(w, r, id)
@@ -248,6 +249,19 @@ func (g *Gateway) openFolder(w http.ResponseWriter, r *http.Request, id string) 
 		return
 	}
 	if err := g.api.OpenFolder(id); err != nil {
+		writeErr(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// openTask brings the window forward on the task, as its notification's
+// click does.
+func (g *Gateway) openTask(w http.ResponseWriter, r *http.Request, id string) {
+	if !emptyBody(w, r) {
+		return
+	}
+	if err := g.api.OpenTask(id); err != nil {
 		writeErr(w, err)
 		return
 	}

@@ -74,7 +74,9 @@ func setupSeeded(t testing.TB, bash string, seed func(st *store.Bolt)) *env {
 	}
 	srv := httptest.NewUnstartedServer(nil)
 	gw, err := gateway.New(gateway.Config{
-		API: service.New(service.Config{Tasks: runner, Logs: logs, Prefs: st, UserHome: dir, Search: idx, Activity: activity.New(st)}),
+		// Show does what the app's does for the page: it says app.open.
+		API: service.New(service.Config{Tasks: runner, Logs: logs, Prefs: st, UserHome: dir, Search: idx, Activity: activity.New(st),
+			Show: func(id string) { bus.Publish(event.Event{Type: event.Open, ID: id}) }}),
 		Bus: bus, Token: token,
 		Assets: fstest.MapFS{"index.html": {Data: []byte("<!doctype html><title>Conch</title>")}},
 	}, srv.Listener.Addr().String())

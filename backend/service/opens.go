@@ -55,3 +55,17 @@ func (s *Service) TakeOpen() (string, error) {
 	}
 	return s.cfg.Opens.Take(), nil
 }
+
+// OpenTask shows a task the way a click on its notification does: the
+// window comes forward on the chat it came from, and every page open on
+// Conch follows (the app.open event). `conch open ID` asks for it.
+func (s *Service) OpenTask(id string) error {
+	if _, err := s.GetTask(id); err != nil {
+		return err
+	}
+	if s.cfg.Show == nil {
+		return errUnavailable("Windows")
+	}
+	s.cfg.Show(id)
+	return nil
+}

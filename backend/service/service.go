@@ -42,6 +42,7 @@ type API interface {
 	AnswerTask(id, askID string, allow bool) (task.Task, error)
 	RemoveWorktree(id string, confirm bool) (task.Task, error)
 	OpenFolder(id string) error
+	OpenTask(id string) error
 	Approvals() ([]Approval, error)
 	Doctor() (doctor.Report, error)
 	Preferences() (pref.Preferences, error)
@@ -106,6 +107,9 @@ type Config struct {
 	Search *search.Index
 	// Opens is the last task a notification asked to show (TakeOpen).
 	Opens *Opens
+	// Show brings the window forward on a task's chat, as a click on its
+	// notification does (OpenTask); nil where nothing can show one.
+	Show func(taskID string)
 	// UserHome is the person's home folder (About), where tasks and chats
 	// run when given no folder.
 	UserHome string

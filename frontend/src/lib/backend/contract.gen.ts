@@ -1103,6 +1103,7 @@ export interface Bindings {
   ListProviders(): Promise<ProviderList>;
   ListTasks(q: TaskQuery): Promise<TaskList>;
   OpenFolder(id: string): Promise<void>;
+  OpenTask(id: string): Promise<void>;
   PatchConversation(id: string, req: PatchConversationRequest): Promise<Conversation>;
   Preferences(): Promise<Preferences>;
   PutProvider(id: string, cfg: ProviderConfig): Promise<Provider>;

@@ -15,6 +15,7 @@ function bindings(over: Partial<AppBindings> = {}): AppBindings {
     RetryTask: no,
     ResumeTask: no,
     OpenFolder: no,
+    OpenTask: no,
     SaveBackup: no,
     TakeOpen: no,
     DeleteTask: no,
