@@ -99,7 +99,7 @@ The home folder is --home, else $CONCH_HOME, else ~/.conch.
 
 // backupEnv is how `conch backup` and `conch restore` find the home, and
 // the running Conch a backup is asked of.
-var backupEnv = backup.Env{Home: homeDir, URLFile: urlFile, TokenFile: gateway.TokenFile}
+var backupEnv = backup.Env{Home: homeDir}
 
 // flags are a subcommand's flags; every subcommand takes --home.
 type flags struct {

@@ -1,32 +1,27 @@
 package backup
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
-	"conch/backend/errcode"
+	"conch/backend/client"
 	"conch/backend/internal/quantity"
 	"conch/backend/store"
 )
 
 // Env is what the commands take from the conch binary: how it picks the
-// home, and the files in which a running Conch says where its gateway
-// serves and with which sign-in token.
+// home. A running Conch on it is reached through client.
 type Env struct {
 	// Home picks the home folder from --home (else $CONCH_HOME, else
 	// ~/.conch).
 	Home func(flag string) (string, error)
-	// URLFile and TokenFile are those files' names inside the home.
-	URLFile, TokenFile string
 }
 
 // BackupUsage and RestoreUsage are the commands' lines in conch's usage.
@@ -83,7 +78,7 @@ func BackupCommand(args []string, stdout, stderr io.Writer, env Env) int {
 		if !errors.Is(err, store.ErrInUse) {
 			return err
 		}
-		from, err = askRunning(home, env, withOutput, w)
+		from, err = askRunning(home, withOutput, w)
 		if err != nil {
 			return fmt.Errorf("%v, and it did not hand over a backup (%w); take one in its Settings → Backup, or stop it and run this again", inUseText(dbPath), err)
 		}
@@ -131,47 +126,33 @@ func inUseText(dbPath string) string {
 
 // askRunning streams a backup from the Conch serving from home into w and
 // returns the address it answered at.
-func askRunning(home string, env Env, withOutput bool, w io.Writer) (string, error) {
-	b, err := os.ReadFile(filepath.Join(home, env.URLFile))
-	if err != nil {
-		return "", fmt.Errorf("it says nowhere where it serves: %w", err)
-	}
-	base := strings.TrimSpace(string(b))
-	token, err := os.ReadFile(filepath.Join(home, env.TokenFile))
-	if err != nil {
-		return "", fmt.Errorf("read its sign-in token: %w", err)
-	}
-	u := base + "/api/backup"
-	if withOutput {
-		u += "?output=1"
-	}
-	req, err := http.NewRequest(http.MethodGet, u, nil)
-	if err != nil {
+func askRunning(home string, withOutput bool, w io.Writer) (string, error) {
+	c, err := client.Dial(home)
+	if errors.Is(err, client.ErrNotRunning) {
+		return "", errors.New("it says nowhere where it serves")
+	} else if err != nil {
 		return "", err
 	}
-	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
-	// No overall timeout: a tar of many logs takes its time. A Conch that
-	// does not answer at all is given up on soon.
-	client := &http.Client{Transport: &http.Transport{
-		DialContext:           (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
-		ResponseHeaderTimeout: 30 * time.Second,
-	}}
-	resp, err := client.Do(req)
+	path := "/api/backup"
+	if withOutput {
+		path += "?output=1"
+	}
+	resp, err := c.Send(context.Background(), http.MethodGet, path, nil)
+	var apiErr *client.Error
+	if errors.As(err, &apiErr) {
+		if apiErr.Message != "" {
+			return "", fmt.Errorf("it answered %d: %s", apiErr.Status, apiErr.Message)
+		}
+		return "", fmt.Errorf("it answered %d %s", apiErr.Status, http.StatusText(apiErr.Status))
+	}
 	if err != nil {
 		return "", err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		var body errcode.Body
-		if json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&body) == nil && body.Error.Message != "" {
-			return "", fmt.Errorf("it answered %d: %s", resp.StatusCode, body.Error.Message)
-		}
-		return "", fmt.Errorf("it answered %s", resp.Status)
-	}
 	if _, err := io.Copy(w, resp.Body); err != nil {
 		return "", fmt.Errorf("the backup broke off: %w", err)
 	}
-	return base, nil
+	return c.Base, nil
 }
 
 // writeAtomic fills a temporary file beside file, checks it, and renames it

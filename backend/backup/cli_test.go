@@ -15,11 +15,7 @@ import (
 	"conch/backend/task"
 )
 
-var env = backup.Env{
-	Home:      func(flag string) (string, error) { return filepath.Abs(flag) },
-	URLFile:   "gateway-url",
-	TokenFile: "gateway-token",
-}
+var env = backup.Env{Home: func(flag string) (string, error) { return filepath.Abs(flag) }}
 
 func run(cmd func([]string, *bytes.Buffer, *bytes.Buffer) int, args ...string) (int, string, string) {
 	var out, errb bytes.Buffer

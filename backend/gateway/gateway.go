@@ -20,13 +20,15 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"conch/backend/client"
 	"conch/backend/errcode"
 	"conch/backend/event"
 	"conch/backend/service"
 )
 
-// TokenFile is the sign-in token's file name inside the home folder.
-const TokenFile = "gateway-token"
+// TokenFile is the sign-in token's file name inside the home folder (the
+// client reads it there).
+const TokenFile = client.TokenFile
 
 // Config wires a gateway.
 type Config struct {
