@@ -2,15 +2,16 @@
 //
 //	conch [--home DIR]                      open the window
 //	conch serve [--home DIR] [--addr A]     serve the app and API in a browser
+//	conch doctor                            say what is wrong and where to fix it
 //	conch backup FILE [--with-output]       save a live backup of the home's store
 //	conch restore FILE [--replace]          bring a backup back into a home no Conch runs on
+//	conch tasks | run | logs | stop | …     drive a running Conch (backend/cli)
 //	conch version
 package main
 
 import (
 	"context"
 	"embed"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,7 +29,8 @@ import (
 	"syscall"
 	"time"
 
-	"conch/backend/backup"
+	"conch/backend/cli"
+	"conch/backend/client"
 	"conch/backend/conversation"
 	"conch/backend/desktop"
 	"conch/backend/doctor"
@@ -39,7 +41,6 @@ import (
 	"conch/backend/service"
 	"conch/backend/startstop"
 	"conch/backend/task"
-	"conch/backend/version"
 )
 
 //go:embed all:frontend/dist
@@ -55,51 +56,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// COM's; the click itself arrives once the notifier is open.
 		args, _ = notify.LaunchedByToast(args)
 	}
-	cmd := ""
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		cmd, args = args[0], args[1:]
-	}
-	switch cmd {
-	case "":
-		return runDesktop(args, stdout, stderr)
-	case "serve":
-		return runServe(args, stdout, stderr)
-	case "doctor":
-		return runDoctor(args, stdout, stderr)
-	case "backup":
-		return backup.BackupCommand(args, stdout, stderr, backupEnv)
-	case "restore":
-		return backup.RestoreCommand(args, stdout, stderr, backupEnv)
-	case "version":
-		fmt.Fprintln(stdout, version.String())
-		return 0
-	case "help":
-		usage(stdout)
-		return 0
-	default:
-		fmt.Fprintf(stderr, "conch: unknown command %q\n", cmd)
-		usage(stderr)
-		return 2
-	}
+	return cli.Run(args, stdout, stderr, cli.Config{
+		Home: homeDir, Desktop: runDesktop, Serve: runServe, Doctor: runDoctor,
+	})
 }
-
-func usage(w io.Writer) {
-	fmt.Fprint(w, `Usage:
-  conch [--home DIR]                       open the Conch window
-  conch serve [--home DIR] [--addr ADDR] [--allow-remote]
-                                           serve Conch in a browser (default 127.0.0.1:7420; port 0 picks one;
-                                           an address beyond loopback needs --allow-remote)
-  conch doctor [--home DIR]                say what is wrong and where to fix it (exit 1 when something is)
-`+backup.BackupUsage+`
-`+backup.RestoreUsage+`
-  conch version                            print the version, the commit and the build date
-The home folder is --home, else $CONCH_HOME, else ~/.conch.
-`)
-}
-
-// backupEnv is how `conch backup` and `conch restore` find the home, and
-// the running Conch a backup is asked of.
-var backupEnv = backup.Env{Home: homeDir}
 
 // flags are a subcommand's flags; every subcommand takes --home.
 type flags struct {
@@ -212,8 +172,9 @@ type servedGateway struct {
 	life startstop.State
 }
 
-// urlFile records where a running Conch serves, for `conch doctor`.
-const urlFile = "gateway-url"
+// urlFile records where a running Conch serves, for `conch doctor` and
+// the verbs that drive it.
+const urlFile = client.URLFile
 
 // newGateway readies the app's gateway on ln (from gateway.Listen, which
 // names the hosts beyond loopback it may answer as); it serves once
@@ -389,27 +350,14 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 // askRunningDoctor asks a Conch serving from home for its report; from is
 // empty when none answers.
 func askRunningDoctor(home string) (rep doctor.Report, from string) {
-	b, err := os.ReadFile(filepath.Join(home, urlFile))
+	c, err := client.Dial(home)
 	if err != nil {
 		return rep, ""
 	}
-	base := strings.TrimSpace(string(b))
-	token, err := os.ReadFile(filepath.Join(home, gateway.TokenFile))
-	if err != nil {
-		return rep, ""
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if c.Do(ctx, http.MethodGet, "/api/doctor", nil, &rep) != nil {
+		return doctor.Report{}, "" // a stale file from a Conch that died
 	}
-	req, err := http.NewRequest(http.MethodGet, base+"/api/doctor", nil)
-	if err != nil {
-		return rep, ""
-	}
-	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
-	resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
-	if err != nil {
-		return rep, "" // a stale file from a Conch that died
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&rep) != nil {
-		return rep, ""
-	}
-	return rep, base
+	return rep, c.Base
 }

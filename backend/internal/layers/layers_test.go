@@ -68,6 +68,8 @@ var floors = map[string]int{
 	"conch/backend/search":                                       4,
 	"conch/backend/activity":                                     4,
 	"conch/backend/backup":                                       5,
+	"conch/backend/client":                                       1,
+	"conch/backend/cli":                                          6,
 	"conch/backend/provider/shell":                               5,
 	"conch/backend/chat":                                         5,
 	"conch/backend/engine":                                       3,
