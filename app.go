@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"conch/backend/activity"
+	"conch/backend/autostart"
 	"conch/backend/backup"
 	"conch/backend/budget"
 	"conch/backend/chat"
@@ -126,7 +127,7 @@ func newApp(ctx context.Context, home string, served bool) (*App, error) {
 	a.parts = parts(a, h)
 	a.svc = service.New(service.Config{Tasks: a.tasks, Logs: logs, Chats: a.chats, Handoff: h, Opens: &a.opens, Show: a.open, Search: a.search, Activity: activity.New(st),
 		Providers: providers, Fallbacks: chatTasks, Prefs: st, Health: health,
-		Backup: &backup.Source{Store: st, Home: home}, UserHome: userHome})
+		Backup: &backup.Source{Store: st, Home: home}, UserHome: userHome, AtLogin: atLogin()})
 	return a, nil
 }
 
@@ -185,4 +186,14 @@ func (a *App) setDesktop(tray func() doctor.Feature, shortcut doctor.Feature, br
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.onOpen = bringForward
+}
+
+// atLogin is "Open at login" for this conch: the system starts the binary
+// running now (the installed /usr/bin/conch, or a build's own path).
+func atLogin() service.AtLogin {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	return autostart.Login{Exe: exe}
 }

@@ -54,6 +54,10 @@ type Preferences struct {
 	// interrupted) is kept after it ended; older ones are pruned with
 	// their output logs, and their chats stay. 0 keeps them forever.
 	RetentionDays int `json:"retentionDays"`
+	// OpenAtLogin starts Conch when the person logs in (an XDG autostart
+	// entry on Linux, the Run key on Windows). What is read back is the
+	// system's own state: an entry removed by hand reads as off.
+	OpenAtLogin bool `json:"openAtLogin,omitempty"`
 }
 
 // DefaultRetentionDays is how long finished tasks are kept unless the

@@ -74,6 +74,13 @@ type Prefs interface {
 	PutPreferences(p pref.Preferences) error
 }
 
+// AtLogin opens Conch when the person logs in (autostart.Login): Enabled
+// reads the system's state, Set writes or removes it.
+type AtLogin interface {
+	Enabled() (bool, error)
+	Set(on bool) error
+}
+
 // FallbackChecker refuses a limitFallback that could never carry a task on
 // (*chattask.Executor).
 type FallbackChecker interface {
@@ -92,6 +99,8 @@ type Config struct {
 	Providers *registry.Registry
 	Fallbacks FallbackChecker
 	Prefs     Prefs
+	// AtLogin is "Open at login" (nil: not available here).
+	AtLogin AtLogin
 	// Health gathers what the doctor checks besides the tasks.
 	Health Health
 	// Backup is the home backups are taken of (GET /api/backup,

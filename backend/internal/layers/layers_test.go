@@ -49,6 +49,7 @@ var floors = map[string]int{
 	"conch/backend/internal/devcmd/load":                         0,
 	"conch/backend/internal/devcmd/macapp":                       0,
 	"conch/backend/task":                                         1,
+	"conch/backend/autostart":                                    1,
 	"conch/backend/conversation":                                 2,
 	"conch/backend/event":                                        3,
 	"conch/backend/budget":                                       1,

@@ -753,6 +753,12 @@ export interface Preferences {
    * their output logs, and their chats stay. 0 keeps them forever.
    */
   retentionDays: number;
+  /**
+   * OpenAtLogin starts Conch when the person logs in (an XDG autostart
+   * entry on Linux, the Run key on Windows). What is read back is the
+   * system's own state: an entry removed by hand reads as off.
+   */
+  openAtLogin?: boolean;
 }
 
 /** Limits are how many tasks of each kind may run at once. */
