@@ -1,3 +1,5 @@
+//go:build unix
+
 package cli_test
 
 import (
@@ -259,7 +261,9 @@ func TestRunWaitExitsWithTheOutcome(t *testing.T) {
 // all of its output, once, in order.
 func TestLogsFollowsATaskToItsEnd(t *testing.T) {
 	s := serve(t)
-	id := s.start(t, "for i in $(seq 1 25); do echo line $i; sleep 0.12; done")
+	// The last lines come all at once as it ends: only a follow that reads
+	// on after it sees the task finished prints them.
+	id := s.start(t, "for i in $(seq 1 20); do echo line $i; sleep 0.12; done; seq 21 25 | sed 's/^/line /'")
 	began := time.Now()
 	r := must(t, s.home, "logs", "-f", id)
 	var want strings.Builder
@@ -357,8 +361,10 @@ func TestErrorsWhenNoConchRunsAndUsage(t *testing.T) {
 // task id of the running Conch.
 func TestCompletions(t *testing.T) {
 	for _, sh := range []string{"bash", "zsh", "fish"} {
-		if _, err := exec.LookPath(sh); err != nil {
+		if _, err := exec.LookPath(sh); err != nil && (runtime.GOOS == "linux" || sh == "bash") {
 			t.Fatalf("no %s (scripts/setup installs it): %v", sh, err)
+		} else if err != nil {
+			t.Skipf("no %s here: %v", sh, err)
 		}
 	}
 	out, err := exec.Command("bash", "-c", "source <('"+bin+"' completion bash) && complete -p conch").CombinedOutput()

@@ -146,7 +146,8 @@ Words after COMMAND join it ("conch run -- ls -la" passes -la on).
 runs it, ask asks first (answer with 'conch answer ID allow').
 
 --wait follows its output to the end and exits with its outcome: 0 done, 1 failed,
-stopped or interrupted, 4 when it waits for your answer (it goes on waiting in Conch).`,
+stopped or interrupted, 4 when it waits for your answer (it goes on waiting in Conch).
+Ctrl+C stops the waiting, not the task: 'conch stop ID' does that.`,
 		Example: `  conch run "npm test"
   conch run --wait --cwd ~/proj "make build"
   conch run --mode ask "rm -rf build"`,
