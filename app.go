@@ -24,6 +24,7 @@ import (
 	"conch/backend/procmark"
 	"conch/backend/provider/registry"
 	"conch/backend/provider/shell"
+	"conch/backend/push"
 	"conch/backend/search"
 	"conch/backend/service"
 	"conch/backend/startstop"
@@ -47,6 +48,7 @@ type App struct {
 	mark     string // this home's process mark
 	parts    *startstop.Group
 	search   *search.Index
+	push     *push.Sender
 
 	mu     sync.Mutex
 	onOpen func() // brings the window forward (desktop only)
@@ -123,9 +125,12 @@ func newApp(ctx context.Context, home string, served bool) (*App, error) {
 	health.Notifier = a.notifier
 	a.alerts = notify.NewService(notify.Config{Tasks: a.tasks, Bus: a.bus, Notifier: a.notifier,
 		Topics: func() pref.Topics { return prefs().Notifications }, Open: a.open, Log: log})
+	pushKeys, pushBook := openPush(home, log)
+	a.push = push.New(push.Config{Book: pushBook, Keys: pushKeys, Bus: a.bus, Log: log})
 	a.search = search.New(search.Config{Dir: filepath.Join(home, search.DirName), Store: st, Logs: logs, Bus: a.bus, Log: log})
 	a.parts = parts(a, h)
 	a.svc = service.New(service.Config{Tasks: a.tasks, Logs: logs, Chats: a.chats, Handoff: h, Opens: &a.opens, Show: a.open, Search: a.search, Activity: activity.New(st),
+		PushKeys: pushKeys, PushBook: pushBook,
 		Providers: providers, Fallbacks: chatTasks, Prefs: st, Health: health,
 		Backup: &backup.Source{Store: st, Home: home}, UserHome: userHome, AtLogin: atLogin()})
 	return a, nil
@@ -140,7 +145,8 @@ func newApp(ctx context.Context, home string, served bool) (*App, error) {
 // rather than failed. The follower starts once the runner has healed
 // (what healing changed is queued for it), then hand-off, which needs
 // both; notifications take the clicks that came while Conch started once
-// the tasks stand as healed; the pruner last. Search follows the bus
+// the tasks stand as healed, after Web Push, which carries what they
+// raise; the pruner last. Search follows the bus
 // before anything writes, so it misses nothing.
 func parts(a *App, h *handoff.Service) *startstop.Group {
 	return startstop.NewGroup(
@@ -157,9 +163,31 @@ func parts(a *App, h *handoff.Service) *startstop.Group {
 		startstop.Part{Name: "task runner", Service: a.tasks},
 		startstop.Part{Name: "follower", Service: a.follow},
 		startstop.Part{Name: "hand-off", Service: h},
+		startstop.Part{Name: "web push", Service: a.push},
 		startstop.Part{Name: "notifications", Service: a.alerts},
 		startstop.Part{Name: "pruner", Service: a.prune},
 	)
+}
+
+// PushLoopbackEnv, set to 1, lets a browser subscribe with an http push
+// endpoint on a loopback address: for tests, whose push service is local.
+const PushLoopbackEnv = "CONCH_PUSH_ALLOW_LOOPBACK_HTTP"
+
+// openPush reads Web Push's VAPID key and subscriptions from the home
+// (made at first use). Either failing leaves Web Push off, said in the
+// log: Conch runs on without it.
+func openPush(home string, log *slog.Logger) (*push.Keys, *push.Book) {
+	keys, err := push.LoadKeys(home)
+	if err != nil {
+		log.Warn("web push is off", "err", err)
+		return nil, nil
+	}
+	book, err := push.OpenBook(home, os.Getenv(PushLoopbackEnv) == "1")
+	if err != nil {
+		log.Warn("web push is off", "err", err)
+		return nil, nil
+	}
+	return keys, book
 }
 
 // close stops every part in reverse (runs become interrupted) and closes

@@ -29,6 +29,10 @@ const (
 	// Compose asks the page to focus the composer; when it already holds
 	// text, the page sends it to the background (the global shortcut).
 	Compose Type = "app.compose"
+	// TaskNotice carries the notification Conch raised for a task (Task,
+	// Notice): once per finish and per question, when the person's topics
+	// want it. A browser page shows it as its own; Web Push sends it on.
+	TaskNotice Type = "task.notice"
 	// Reload tells a surface it missed events: reload what it shows.
 	Reload Type = "reload"
 	// ConversationChanged carries the whole conversation (without its
@@ -50,6 +54,26 @@ type Delta struct {
 	Text           string `json:"text"`
 }
 
+// NoticeKind says what a task's notification is for.
+type NoticeKind string
+
+const (
+	// NoticeFinished is a task's finish (done or failed).
+	NoticeFinished NoticeKind = "finished"
+	// NoticeQuestion is a task's question, waiting for the person's OK.
+	NoticeQuestion NoticeKind = "question"
+)
+
+// Notice is the notification raised for a task, in plain text: the same
+// words the OS notification shows.
+type Notice struct {
+	Kind NoticeKind `json:"kind"`
+	// Tag is "task-<id>": a later notice of the task replaces this one.
+	Tag   string `json:"tag"`
+	Title string `json:"title"`
+	Body  string `json:"body"`
+}
+
 // Event is one change, in the JSON shape sent to clients.
 type Event struct {
 	Type Type       `json:"type"`
@@ -65,6 +89,8 @@ type Event struct {
 	Message *conversation.Message `json:"message,omitempty"`
 	// Delta is set on message.delta.
 	Delta *Delta `json:"delta,omitempty"`
+	// Notice is set on task.notice.
+	Notice *Notice `json:"notice,omitempty"`
 }
 
 // Bus fans events out to subscribers without ever waiting on one.

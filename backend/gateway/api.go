@@ -39,6 +39,8 @@ func (g *Gateway) routes() {
 	g.mux.HandleFunc("/api/about", g.about)
 	g.mux.HandleFunc("/api/search", g.search)
 	g.mux.HandleFunc("/api/activity", g.activity)
+	g.mux.HandleFunc("/api/push/key", g.pushKey)
+	g.mux.HandleFunc("/api/push/subscriptions", g.pushSubscriptions)
 	g.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errcode.NotFound, "No such API route: "+r.URL.Path)
 	})
@@ -360,11 +362,21 @@ func (g *Gateway) static(w http.ResponseWriter, r *http.Request) {
 	if ct := mime.TypeByExtension(extOf(name)); ct != "" {
 		w.Header().Set("Content-Type", ct)
 	}
-	if name == "index.html" {
+	switch name {
+	case "index.html":
 		w.Header().Set("Cache-Control", "no-store")
+	case serviceWorker:
+		// The browser checks its service worker for updates against the
+		// server, never a cache, and it may control the whole page.
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Set("Service-Worker-Allowed", "/")
 	}
 	http.ServeContent(w, r, name, fsModTime, bytes.NewReader(b))
 }
+
+// serviceWorker is the page's service worker (Web Push while the page is
+// closed), served at the root so that its scope is the whole page.
+const serviceWorker = "sw.js"
 
 func extOf(name string) string {
 	if i := strings.LastIndexByte(name, '.'); i >= 0 {

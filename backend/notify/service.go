@@ -181,14 +181,14 @@ func (s *Service) changed(t task.Task) {
 		if err != nil || !ok {
 			return
 		}
-		s.send(FinishMessage(marked))
+		s.raise(marked, event.NoticeFinished, FinishMessage(marked))
 	case t.Status == task.NeedsYou && t.Ask != nil && topics.Approvals:
 		s.mu.Lock()
 		seen := s.asked[t.ID] == t.Ask.ID
 		s.asked[t.ID] = t.Ask.ID
 		s.mu.Unlock()
 		if !seen {
-			s.send(AskMessage(t))
+			s.raise(t, event.NoticeQuestion, AskMessage(t))
 		}
 	}
 }
@@ -214,10 +214,15 @@ func (s *Service) settled(t task.Task, replaced bool) {
 	}
 }
 
-func (s *Service) send(m Message) {
+// raise shows m, and tells the surfaces (task.notice) it was raised: a
+// browser page shows it too, and Web Push carries it to the browsers whose
+// page is closed. The decision is made once, here.
+func (s *Service) raise(t task.Task, kind event.NoticeKind, m Message) {
 	if err := s.cfg.Notifier.Send(m); err != nil {
 		s.cfg.Log.Info("notification not shown", "tag", m.Tag, "err", err)
 	}
+	s.cfg.Bus.Publish(event.Event{Type: event.TaskNotice, Task: &t,
+		Notice: &event.Notice{Kind: kind, Tag: m.Tag, Title: m.Title, Body: m.Body}})
 }
 
 // Action handles a click or button on a task's notification.

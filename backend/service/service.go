@@ -22,6 +22,7 @@ import (
 	"conch/backend/output"
 	"conch/backend/pref"
 	"conch/backend/provider/registry"
+	"conch/backend/push"
 	"conch/backend/search"
 	"conch/backend/task"
 	"conch/backend/taskrun"
@@ -64,6 +65,9 @@ type API interface {
 	About() (About, error)
 	Search(q SearchQuery) (search.Results, error)
 	Activity(q ActivityQuery) (activity.Page, error)
+	PushKey() (PushKey, error)
+	SubscribePush(sub push.Subscription) (PushSubscribed, error)
+	UnsubscribePush(endpoint string) error
 }
 
 var _ API = (*Service)(nil)
@@ -114,6 +118,10 @@ type Config struct {
 	Activity *activity.Log
 	// Search is the full-text index (nil: search is not available).
 	Search *search.Index
+	// PushKeys and PushBook are Web Push's VAPID key and the browsers
+	// subscribed (nil: Web Push is not available).
+	PushKeys *push.Keys
+	PushBook *push.Book
 	// Opens is the last task a notification asked to show (TakeOpen).
 	Opens *Opens
 	// Show brings the window forward on a task's chat, as a click on its

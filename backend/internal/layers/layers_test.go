@@ -68,6 +68,7 @@ var floors = map[string]int{
 	"conch/backend/taskrun":                                      4,
 	"conch/backend/search":                                       4,
 	"conch/backend/activity":                                     4,
+	"conch/backend/push":                                         4,
 	"conch/backend/backup":                                       5,
 	"conch/backend/client":                                       1,
 	"conch/backend/cli":                                          6,

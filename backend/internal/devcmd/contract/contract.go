@@ -32,6 +32,7 @@ import (
 	"conch/backend/pref"
 	"conch/backend/provider"
 	"conch/backend/provider/registry"
+	"conch/backend/push"
 	"conch/backend/search"
 	"conch/backend/service"
 	"conch/backend/task"
@@ -56,6 +57,7 @@ var enums = []struct {
 	{"backend/conversation", "Kind", "MessageKind"},
 	{"backend/conversation", "OriginKind", "OriginKind"},
 	{"backend/event", "Type", "EventType"},
+	{"backend/event", "NoticeKind", "NoticeKind"},
 	{"backend/errcode", "Code", "ServerErrorCode"},
 	{"backend/doctor", "Level", "Level"},
 	{"backend/tool", "Effect", "Effect"},
@@ -126,6 +128,11 @@ var records = []struct {
 	{registry.FoundKey{}, "FoundKey"},
 	{provider.Models{}, "Models"},
 	{event.Delta{}, "MessageDelta"},
+	{event.Notice{}, "TaskNotice"},
+	{service.PushKey{}, "PushKey"},
+	{service.PushSubscribed{}, "PushSubscribed"},
+	{push.Subscription{}, "PushSubscriptionRecord"},
+	{push.SubscriptionKeys{}, "PushSubscriptionKeys"},
 	{errcode.Body{}, "ErrorBody"},
 	{errcode.Detail{}, "ErrorDetail"},
 }
@@ -148,7 +155,7 @@ func Generate() ([]byte, error) {
 		"backend/task.Mode": reflect.TypeOf(task.Mode("")), "backend/task.Wake": reflect.TypeOf(task.Wake("")),
 		"backend/task.ResultSource": reflect.TypeOf(task.ResultSource("")), "backend/ask.Answer": reflect.TypeOf(ask.Answer("")),
 		"backend/conversation.Kind": reflect.TypeOf(conversation.Kind("")), "backend/conversation.OriginKind": reflect.TypeOf(conversation.OriginKind("")),
-		"backend/event.Type": reflect.TypeOf(event.Type("")), "backend/errcode.Code": reflect.TypeOf(errcode.Code("")),
+		"backend/event.Type": reflect.TypeOf(event.Type("")), "backend/event.NoticeKind": reflect.TypeOf(event.NoticeKind("")), "backend/errcode.Code": reflect.TypeOf(errcode.Code("")),
 		"backend/doctor.Level": reflect.TypeOf(doctor.Level("")), "backend/tool.Effect": reflect.TypeOf(tool.Effect("")),
 		"backend/provider.Category":    reflect.TypeOf(provider.Category("")),
 		"backend/service.ApprovalKind": reflect.TypeOf(service.ApprovalKind("")),

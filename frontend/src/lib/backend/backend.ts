@@ -21,10 +21,15 @@ import type {
   Preferences,
   Provider,
   ProviderConfig,
+  PushKey,
+  PushSubscriptionRecord,
   Task,
   TaskList,
   TaskQuery,
 } from './contract';
+
+/** A browser's push subscription as PushSubscription.toJSON() gives it. */
+export type PushSubscriptionRequest = Pick<PushSubscriptionRecord, 'endpoint' | 'keys'> & { expirationTime?: number | null };
 
 /**
  * Backend is everything the frontend asks of Conch. Two implementations exist:
@@ -33,6 +38,12 @@ import type {
  * ApiError.
  */
 export interface Backend {
+  /**
+   * True in a browser (`conch serve`'s page), false in the window: there the
+   * OS notifications are the backend's, so the page raises none of its own
+   * and offers no Web Push.
+   */
+  readonly browser: boolean;
   /**
    * Tasks and the counts: with no query, every task that is not finished
    * and the first page of finished ones (`next` pages on); else the page
@@ -72,6 +83,12 @@ export interface Backend {
   search(q: SearchQuery): Promise<SearchResults>;
   /** A page of everything that ran, day by day, newest first. */
   activity(q: ActivityQuery): Promise<ActivityPage>;
+  /** The VAPID public key a browser subscribes to Web Push with (GET /api/push/key). */
+  pushKey(): Promise<PushKey>;
+  /** Keeps this browser's push subscription (PushSubscription.toJSON()); the same endpoint again replaces its keys. */
+  subscribePush(sub: PushSubscriptionRequest): Promise<PushSubscriptionRecord>;
+  /** Forgets the push subscription of endpoint (not_found when none is kept). */
+  unsubscribePush(endpoint: string): Promise<void>;
   /** The person's preferences. */
   preferences(): Promise<Preferences>;
   /** Saves the whole preferences object and returns what was saved; a bad value rejects with code `invalid`. */

@@ -137,6 +137,12 @@ export const EventType = {
    * text, the page sends it to the background (the global shortcut).
    */
   Compose: 'app.compose',
+  /**
+   * TaskNotice carries the notification Conch raised for a task (Task,
+   * Notice): once per finish and per question, when the person's topics
+   * want it. A browser page shows it as its own; Web Push sends it on.
+   */
+  TaskNotice: 'task.notice',
   /** Reload tells a surface it missed events: reload what it shows. */
   Reload: 'reload',
   /**
@@ -154,6 +160,15 @@ export const EventType = {
   MessageDelta: 'message.delta',
 } as const;
 export type EventType = (typeof EventType)[keyof typeof EventType];
+
+/** NoticeKind says what a task's notification is for. */
+export const NoticeKind = {
+  /** NoticeFinished is a task's finish (done or failed). */
+  NoticeFinished: 'finished',
+  /** NoticeQuestion is a task's question, waiting for the person's OK. */
+  NoticeQuestion: 'question',
+} as const;
+export type NoticeKind = (typeof NoticeKind)[keyof typeof NoticeKind];
 
 /**
  * Code names a kind of error, in the JSON error body. The frontend's
@@ -1076,6 +1091,60 @@ export interface MessageDelta {
 }
 
 /**
+ * Notice is the notification raised for a task, in plain text: the same
+ * words the OS notification shows.
+ */
+export interface TaskNotice {
+  kind: NoticeKind;
+  /** Tag is "task-<id>": a later notice of the task replaces this one. */
+  tag: string;
+  title: string;
+  body: string;
+}
+
+/**
+ * PushKey is what a page subscribes to Web Push with: the VAPID public key
+ * (applicationServerKey), URL-safe base64 of the uncompressed P-256 point.
+ */
+export interface PushKey {
+  publicKey: string;
+}
+
+/**
+ * PushSubscribed is the subscription as kept, and whether it is new
+ * (201) or replaced one of the same endpoint (200).
+ */
+export interface PushSubscribed {
+  subscription: PushSubscriptionRecord;
+  created: boolean;
+}
+
+/**
+ * Subscription is one browser's push subscription: where to push
+ * (endpoint, the browser's push service) and the keys to encrypt for.
+ */
+export interface PushSubscriptionRecord {
+  endpoint: string;
+  keys: PushSubscriptionKeys;
+  /**
+   * ExpirationTime is what the browser said (milliseconds since the
+   * epoch, or null); kept, not acted on.
+   */
+  expirationTime?: number;
+  /** AddedAt is when the book took it (set by the book). */
+  addedAt: string;
+}
+
+/**
+ * SubscriptionKeys are a subscription's keys as PushSubscription.toJSON() gives them: URL-safe
+ * base64 (with or without padding).
+ */
+export interface PushSubscriptionKeys {
+  p256dh: string;
+  auth: string;
+}
+
+/**
  * Body is the JSON shape of every error answer, over HTTP and through the
  * window's bindings alike.
  */
@@ -1112,6 +1181,7 @@ export interface Bindings {
   OpenTask(id: string): Promise<void>;
   PatchConversation(id: string, req: PatchConversationRequest): Promise<Conversation>;
   Preferences(): Promise<Preferences>;
+  PushKey(): Promise<PushKey>;
   PutProvider(id: string, cfg: ProviderConfig): Promise<Provider>;
   ReadOutput(id: string, offset: number, max: number): Promise<OutputChunk>;
   RemoveWorktree(id: string, confirm: boolean): Promise<Task>;
@@ -1123,5 +1193,7 @@ export interface Bindings {
   SetPreferences(p: Preferences): Promise<Preferences>;
   StopConversation(id: string): Promise<Conversation>;
   StopTask(id: string): Promise<Task>;
+  SubscribePush(sub: PushSubscriptionRecord): Promise<PushSubscribed>;
   TakeOpen(): Promise<string>;
+  UnsubscribePush(endpoint: string): Promise<void>;
 }

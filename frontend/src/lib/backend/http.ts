@@ -1,4 +1,4 @@
-import type { Backend } from './backend';
+import type { Backend, PushSubscriptionRequest } from './backend';
 import {
   ErrorCode,
   foundOf,
@@ -24,6 +24,8 @@ import {
   type Preferences,
   type Provider,
   type ProviderConfig,
+  type PushKey,
+  type PushSubscriptionRecord,
   type Task,
   type TaskList,
   type TaskQuery,
@@ -62,6 +64,7 @@ const providerPath = (id: string): string => `/api/providers/${encodeURIComponen
  * with the token.
  */
 export class HttpBackend implements Backend {
+  readonly browser = true;
   private readonly base: string;
   private readonly token: string | null;
 
@@ -169,6 +172,18 @@ export class HttpBackend implements Backend {
 
   about(): Promise<About> {
     return this.json<About>('GET', '/api/about');
+  }
+
+  pushKey(): Promise<PushKey> {
+    return this.json<PushKey>('GET', '/api/push/key');
+  }
+
+  subscribePush(sub: PushSubscriptionRequest): Promise<PushSubscriptionRecord> {
+    return this.json<PushSubscriptionRecord>('POST', '/api/push/subscriptions', sub);
+  }
+
+  async unsubscribePush(endpoint: string): Promise<void> {
+    await this.request('DELETE', '/api/push/subscriptions', { endpoint });
   }
 
   preferences(): Promise<Preferences> {

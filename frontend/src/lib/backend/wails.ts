@@ -1,4 +1,4 @@
-import type { Backend } from './backend';
+import type { Backend, PushSubscriptionRequest } from './backend';
 import {
   EventType,
   foundOf,
@@ -25,6 +25,8 @@ import {
   type Preferences,
   type Provider,
   type ProviderConfig,
+  type PushKey,
+  type PushSubscriptionRecord,
   type Task,
   type TaskList,
   type TaskQuery,
@@ -65,6 +67,7 @@ async function call<T>(p: () => Promise<T>): Promise<T> {
 
 /** WailsBackend calls the desktop app's Go methods directly; there is no sign-in and no reconnecting. */
 export class WailsBackend implements Backend {
+  readonly browser = false;
   private readonly app: AppBindings;
   private readonly runtime: WailsRuntime | undefined;
 
@@ -122,6 +125,15 @@ export class WailsBackend implements Backend {
 
   about(): Promise<About> {
     return call(() => this.app.About());
+  }
+  pushKey(): Promise<PushKey> {
+    return call(() => this.app.PushKey());
+  }
+  async subscribePush(sub: PushSubscriptionRequest): Promise<PushSubscriptionRecord> {
+    return (await call(() => this.app.SubscribePush({ ...sub, expirationTime: sub.expirationTime ?? undefined, addedAt: '' }))).subscription;
+  }
+  unsubscribePush(endpoint: string): Promise<void> {
+    return call(() => this.app.UnsubscribePush(endpoint));
   }
   preferences(): Promise<Preferences> {
     return call(() => this.app.Preferences());
