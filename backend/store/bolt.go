@@ -59,7 +59,7 @@ var (
 	keySchema = []byte("schema")
 	keyPrefs  = []byte("preferences")
 
-	buckets = [][]byte{bucketMeta, bucketTasks, bucketTaskIndex, bucketPrefs, bucketConvs, bucketConvIndex, bucketMsgs, bucketProviders, bucketProviderKeys, bucketSpend, bucketTurns}
+	buckets = [][]byte{bucketMeta, bucketTasks, bucketTaskIndex, bucketPrefs, bucketConvs, bucketConvIndex, bucketMsgs, bucketProviders, bucketProviderKeys, bucketSpend, bucketTurns, bucketRoutines}
 )
 
 // Bolt is the bbolt-backed Store. All writes go through one goroutine that
