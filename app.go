@@ -25,12 +25,17 @@ import (
 	"conch/backend/provider/registry"
 	"conch/backend/provider/shell"
 	"conch/backend/push"
+	"conch/backend/routine"
 	"conch/backend/search"
 	"conch/backend/service"
 	"conch/backend/startstop"
 	"conch/backend/store"
 	"conch/backend/taskrun"
 )
+
+// routineSeconds lets a routine's schedule have a seconds field; only the
+// app's tests set it, to see real runs without waiting minutes.
+var routineSeconds = false
 
 // App wires Conch's engines together at start and closes them at the end.
 // Every operation the surfaces offer is on svc; App holds no logic of its own.
@@ -49,6 +54,7 @@ type App struct {
 	parts    *startstop.Group
 	search   *search.Index
 	push     *push.Sender
+	routines *routine.Service
 
 	mu     sync.Mutex
 	onOpen func() // brings the window forward (desktop only)
@@ -112,8 +118,12 @@ func newApp(ctx context.Context, home string, served bool) (*App, error) {
 	a.prune = backup.NewPruner(backup.PruneConfig{Tasks: a.tasks, Preferences: prefs, Log: log})
 	// The hand-off tools start tasks in chats of their own, so they are
 	// made after both and offered to the chats.
+	// Routines are made from chats (schedule_routine, offered with the
+	// hand-off tools) and run through the hand-off, so each knows the other.
+	a.routines = routine.New(routine.Config{Store: st, Tasks: a.tasks, Engines: engines, Home: userHome, Seconds: routineSeconds, Log: log})
 	h := handoff.New(handoff.Config{Chats: a.chats, Tasks: a.tasks, Follow: a.follow, Engines: engines,
-		Spending: spending, Worktrees: worktrees, Preferences: prefs})
+		Spending: spending, Worktrees: worktrees, Preferences: prefs, Routines: a.routines})
+	a.routines.RunWith(h)
 	a.chats.Offer(h)
 	// The notifier keeps the clicks that come before the service takes
 	// them (one on a notification that started Conch, or pressed while it
@@ -129,7 +139,7 @@ func newApp(ctx context.Context, home string, served bool) (*App, error) {
 	a.push = push.New(push.Config{Book: pushBook, Keys: pushKeys, Bus: a.bus, Log: log})
 	a.search = search.New(search.Config{Dir: filepath.Join(home, search.DirName), Store: st, Logs: logs, Bus: a.bus, Log: log})
 	a.parts = parts(a, h)
-	a.svc = service.New(service.Config{Tasks: a.tasks, Logs: logs, Chats: a.chats, Handoff: h, Opens: &a.opens, Show: a.open, Search: a.search, Activity: activity.New(st),
+	a.svc = service.New(service.Config{Tasks: a.tasks, Logs: logs, Chats: a.chats, Handoff: h, Opens: &a.opens, Show: a.open, Search: a.search, Activity: activity.New(st), Routines: a.routines,
 		PushKeys: pushKeys, PushBook: pushBook,
 		Providers: providers, Fallbacks: chatTasks, Prefs: st, Health: health,
 		Backup: &backup.Source{Store: st, Home: home}, UserHome: userHome, AtLogin: atLogin()})
@@ -146,7 +156,8 @@ func newApp(ctx context.Context, home string, served bool) (*App, error) {
 // (what healing changed is queued for it), then hand-off, which needs
 // both; notifications take the clicks that came while Conch started once
 // the tasks stand as healed, after Web Push, which carries what they
-// raise; the pruner last. Search follows the bus
+// raise; the pruner last. Routines start after the hand-off, which
+// starts their runs (a catch-up run among them). Search follows the bus
 // before anything writes, so it misses nothing.
 func parts(a *App, h *handoff.Service) *startstop.Group {
 	return startstop.NewGroup(
@@ -164,6 +175,7 @@ func parts(a *App, h *handoff.Service) *startstop.Group {
 		startstop.Part{Name: "follower", Service: a.follow},
 		startstop.Part{Name: "hand-off", Service: h},
 		startstop.Part{Name: "web push", Service: a.push},
+		startstop.Part{Name: "routines", Service: a.routines},
 		startstop.Part{Name: "notifications", Service: a.alerts},
 		startstop.Part{Name: "pruner", Service: a.prune},
 	)

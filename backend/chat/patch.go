@@ -123,7 +123,7 @@ func (m *Manager) checkTaskPowers(id string, req PatchRequest) error {
 // when it was narrowed: a task never works in a wider mode than the chat
 // it came from.
 func (m *Manager) narrowTasks(parent conversation.Conversation) {
-	if parent.Origin.Kind == conversation.FromTask {
+	if parent.Origin.IsRun() {
 		return
 	}
 	kids, err := m.cfg.Store.TaskChatsOf(parent.ID)

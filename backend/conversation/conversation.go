@@ -19,6 +19,9 @@ const (
 	FromChat OriginKind = "chat"
 	// FromTask is a task's own chat; it stays out of the chat list.
 	FromTask OriginKind = "task"
+	// FromRoutine is the chat of one run of a routine (RoutineID): a task's
+	// own chat with no chat above it; it stays out of the chat list.
+	FromRoutine OriginKind = "routine"
 )
 
 // Origin is where a conversation came from.
@@ -27,7 +30,14 @@ type Origin struct {
 	TaskID string     `json:"taskId,omitempty"`
 	// ParentID is the chat a task's chat was sent from.
 	ParentID string `json:"parentId,omitempty"`
+	// RoutineID is the routine a run's chat belongs to.
+	RoutineID string `json:"routineId,omitempty"`
 }
+
+// IsRun reports whether the conversation is a task's run (a task's or a
+// routine run's own chat) rather than one the person talks in: it stays
+// out of the chat list and is not given the hand-off tools.
+func (o Origin) IsRun() bool { return o.Kind == FromTask || o.Kind == FromRoutine }
 
 // Conversation is one chat's record. Its messages are stored apart.
 type Conversation struct {

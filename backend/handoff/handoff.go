@@ -19,11 +19,12 @@ import (
 	"conch/backend/chattask"
 	"conch/backend/conversation"
 	"conch/backend/engine"
-	"conch/backend/startstop"
 	"conch/backend/pref"
+	"conch/backend/startstop"
 	"conch/backend/store"
 	"conch/backend/task"
 	"conch/backend/taskrun"
+	"conch/backend/tool"
 	"conch/backend/worktree"
 )
 
@@ -44,6 +45,14 @@ type Config struct {
 	// Preferences are read at each use (the default job cap); nil reads
 	// none.
 	Preferences func() pref.Preferences
+	// Routines gives the person's chats schedule_routine (nil: not
+	// offered).
+	Routines Scheduler
+}
+
+// Scheduler makes routines from a chat (*routine.Service).
+type Scheduler interface {
+	Tool(c conversation.Conversation) tool.Tool
 }
 
 // Service starts tasks from chats. Offer it to the chat engine
@@ -111,6 +120,9 @@ type spec struct {
 	// its group may spend together (0: no cap).
 	estimate float64
 	jobCap   float64
+	// routine is the routine whose run this is: its chat's origin is
+	// the routine, with no chat above it.
+	routine string
 }
 
 // start makes the task's chat and hands the task to the runner. A provider
@@ -133,6 +145,11 @@ func (s *Service) startWithID(ctx context.Context, id string, parent conversatio
 	if t.Title == "" {
 		t.Title = task.TitleFrom(sp.text)
 	}
+	origin := conversation.Origin{Kind: conversation.FromTask, TaskID: id, ParentID: parent.ID}
+	if sp.routine != "" {
+		t.RoutineID = sp.routine
+		origin = conversation.Origin{Kind: conversation.FromRoutine, TaskID: id, RoutineID: sp.routine}
+	}
 	if err := taskrun.ValidateText(t.Text, t.Title); err != nil {
 		return task.Task{}, err
 	}
@@ -150,7 +167,7 @@ func (s *Service) startWithID(ctx context.Context, id string, parent conversatio
 	c, err := s.cfg.Chats.Create(chat.CreateRequest{
 		Title: t.Title, Provider: t.Provider, Model: t.Model, Mode: string(t.Mode), Cwd: t.Cwd,
 		Limit: parent.Limit, Tainted: parent.Tainted,
-		Origin: conversation.Origin{Kind: conversation.FromTask, TaskID: id, ParentID: parent.ID},
+		Origin: origin,
 		JobID:  jobOf(sp), JobCap: sp.jobCap,
 	})
 	if err != nil {
@@ -209,7 +226,7 @@ func (s *Service) Background(ctx context.Context, req taskrun.CreateRequest) (ta
 	if err != nil {
 		return task.Task{}, err
 	}
-	if parent.Origin.Kind == conversation.FromTask {
+	if parent.Origin.IsRun() {
 		return task.Task{}, fmt.Errorf("%w: a task's chat cannot send work away; send it from the chat the task came from", ErrInvalid)
 	}
 	if err := taskrun.ValidateText(req.Text, req.Title); err != nil {

@@ -15,7 +15,7 @@ import (
 // Prompt): a task's chat is told how to end its work; the person's chats
 // learn which other providers could take a part.
 func (s *Service) Prompt(ctx context.Context, c conversation.Conversation) string {
-	if c.Origin.Kind == conversation.FromTask {
+	if c.Origin.IsRun() {
 		return "\n\nYou are doing a task handed off from another chat; nobody is watching as you work. " +
 			"Do the work with your tools, then call report_result once with a short summary of what you did and found. " +
 			"That summary is all the other chat will see."
@@ -36,6 +36,9 @@ func (s *Service) Prompt(ctx context.Context, c conversation.Conversation) strin
 	}
 	b := "\n\nYou can hand work off: start_background_task when the person asks for something to be done in the background; " +
 		"delegate to split a job into parts that helpers do side by side. Helpers run in this chat's mode and folder."
+	if s.cfg.Routines != nil {
+		b += " schedule_routine makes a routine when the person wants work done again and again (\"every weekday at 9\"): each run is a task of its own, in this chat's mode and folder."
+	}
 	if len(lines) == 0 {
 		return b + " No other provider is connected, so parts run on this chat's provider."
 	}

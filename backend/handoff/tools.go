@@ -40,10 +40,14 @@ const stopWait = 15 * time.Second
 // Tools are the hand-off tools of a turn of c (the chat engine's Extra):
 // only the person's chats have them, so helpers never nest.
 func (s *Service) Tools(c conversation.Conversation) []tool.Tool {
-	if c.Origin.Kind == conversation.FromTask {
+	if c.Origin.IsRun() {
 		return nil
 	}
-	return []tool.Tool{s.backgroundTool(c.ID), s.delegateTool(c.ID)}
+	ts := []tool.Tool{s.backgroundTool(c.ID), s.delegateTool(c.ID)}
+	if s.cfg.Routines != nil {
+		ts = append(ts, s.cfg.Routines.Tool(c))
+	}
+	return ts
 }
 
 func (s *Service) backgroundTool(chatID string) tool.Tool {

@@ -23,6 +23,7 @@ import (
 	"conch/backend/pref"
 	"conch/backend/provider/registry"
 	"conch/backend/push"
+	"conch/backend/routine"
 	"conch/backend/search"
 	"conch/backend/task"
 	"conch/backend/taskrun"
@@ -68,6 +69,12 @@ type API interface {
 	PushKey() (PushKey, error)
 	SubscribePush(sub push.Subscription) (PushSubscribed, error)
 	UnsubscribePush(endpoint string) error
+	ListRoutines() (routine.List, error)
+	CreateRoutine(req routine.CreateRequest) (routine.Card, error)
+	GetRoutine(id string) (routine.Card, error)
+	PatchRoutine(id string, req routine.PatchRequest) (routine.Card, error)
+	DeleteRoutine(id string) error
+	RunRoutine(id string) (task.Task, error)
 }
 
 var _ API = (*Service)(nil)
@@ -122,6 +129,8 @@ type Config struct {
 	// subscribed (nil: Web Push is not available).
 	PushKeys *push.Keys
 	PushBook *push.Book
+	// Routines keeps the routines (nil: not available).
+	Routines *routine.Service
 	// Opens is the last task a notification asked to show (TakeOpen).
 	Opens *Opens
 	// Show brings the window forward on a task's chat, as a click on its

@@ -37,7 +37,7 @@ var (
 // convEntries are c's index keys and values.
 func convEntries(c conversation.Conversation) map[string][]byte {
 	out := map[string][]byte{}
-	if c.Origin.Kind != conversation.FromTask {
+	if !c.Origin.IsRun() {
 		k := binary.BigEndian.AppendUint64([]byte("c"), math.MaxUint64-nanos(c.UpdatedAt))
 		out[string(append(k, c.ID...))] = []byte(strings.ToLower(c.Title))
 		if c.Ask != nil && c.Ask.Answer == "" {

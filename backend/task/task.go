@@ -276,6 +276,8 @@ type Task struct {
 	Resume      *Resume `json:"resume"`
 	OutputBytes int64   `json:"outputBytes"`
 	ExitCode    *int    `json:"exitCode"`
+	// RoutineID is the routine whose run this is, if any (SPEC §7).
+	RoutineID string `json:"routineId,omitempty"`
 	// Pid is the process group of the task's process while one runs; healing
 	// at start ends a group left behind by a Conch that died.
 	Pid       int        `json:"pid"`

@@ -76,6 +76,7 @@ var floors = map[string]int{
 	"conch/backend/chat":                                         5,
 	"conch/backend/engine":                                       3,
 	"conch/backend/chattask":                                     6,
+	"conch/backend/routine":                                      6,
 	"conch/backend/handoff":                                      7,
 	"conch/backend/notify":                                       5,
 	"conch/backend/tray":                                         4,

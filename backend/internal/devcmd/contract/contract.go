@@ -33,8 +33,10 @@ import (
 	"conch/backend/provider"
 	"conch/backend/provider/registry"
 	"conch/backend/push"
+	"conch/backend/routine"
 	"conch/backend/search"
 	"conch/backend/service"
+	"conch/backend/store"
 	"conch/backend/task"
 	"conch/backend/taskrun"
 	"conch/backend/tool"
@@ -63,6 +65,7 @@ var enums = []struct {
 	{"backend/tool", "Effect", "Effect"},
 	{"backend/provider", "Category", "Category"},
 	{"backend/service", "ApprovalKind", "ApprovalKind"},
+	{"backend/store", "RoutineKind", "RoutineKind"},
 }
 
 // records are the JSON records, under their TypeScript names; a record a
@@ -133,6 +136,12 @@ var records = []struct {
 	{service.PushSubscribed{}, "PushSubscribed"},
 	{push.Subscription{}, "PushSubscriptionRecord"},
 	{push.SubscriptionKeys{}, "PushSubscriptionKeys"},
+	{store.Routine{}, "Routine"},
+	{routine.Card{}, "RoutineCard"},
+	{routine.LastRun{}, "RoutineRun"},
+	{routine.List{}, "RoutineList"},
+	{routine.CreateRequest{}, "CreateRoutineRequest"},
+	{routine.PatchRequest{}, "PatchRoutineRequest"},
 	{errcode.Body{}, "ErrorBody"},
 	{errcode.Detail{}, "ErrorDetail"},
 }
@@ -159,6 +168,7 @@ func Generate() ([]byte, error) {
 		"backend/doctor.Level": reflect.TypeOf(doctor.Level("")), "backend/tool.Effect": reflect.TypeOf(tool.Effect("")),
 		"backend/provider.Category":    reflect.TypeOf(provider.Category("")),
 		"backend/service.ApprovalKind": reflect.TypeOf(service.ApprovalKind("")),
+		"backend/store.RoutineKind":    reflect.TypeOf(store.RoutineKind("")),
 	}
 	for _, e := range enums {
 		rt, ok := enumTypes[e.pkg+"."+e.goType]

@@ -4,6 +4,10 @@ import type {
   ActivityQuery,
   ActivityPage,
   SearchResults,
+  CreateRoutineRequest,
+  PatchRoutineRequest,
+  RoutineCard,
+  RoutineList,
   AppEvent,
   Approval,
   BackupSaved,
@@ -89,6 +93,17 @@ export interface Backend {
   subscribePush(sub: PushSubscriptionRequest): Promise<PushSubscriptionRecord>;
   /** Forgets the push subscription of endpoint (not_found when none is kept). */
   unsubscribePush(endpoint: string): Promise<void>;
+  /** Every routine's card, oldest first, and the zone a routine that names none is read in. */
+  listRoutines(): Promise<RoutineList>;
+  /** Makes a routine; a schedule Conch does not understand rejects with code `invalid` saying what it does. */
+  createRoutine(req: CreateRoutineRequest): Promise<RoutineCard>;
+  getRoutine(id: string): Promise<RoutineCard>;
+  /** Changes the fields sent; `paused` pauses and resumes. */
+  patchRoutine(id: string, req: PatchRoutineRequest): Promise<RoutineCard>;
+  /** Deletes a routine; its runs' tasks and chats stay. */
+  deleteRoutine(id: string): Promise<void>;
+  /** Starts a run now; rejects with `conflict` while the last run still works. */
+  runRoutine(id: string): Promise<Task>;
   /** The person's preferences. */
   preferences(): Promise<Preferences>;
   /** Saves the whole preferences object and returns what was saved; a bad value rejects with code `invalid`. */

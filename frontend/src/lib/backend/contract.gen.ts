@@ -113,6 +113,11 @@ export const OriginKind = {
   FromChat: 'chat',
   /** FromTask is a task's own chat; it stays out of the chat list. */
   FromTask: 'task',
+  /**
+   * FromRoutine is the chat of one run of a routine (RoutineID): a task's
+   * own chat with no chat above it; it stays out of the chat list.
+   */
+  FromRoutine: 'routine',
 } as const;
 export type OriginKind = (typeof OriginKind)[keyof typeof OriginKind];
 
@@ -289,6 +294,15 @@ export const ApprovalKind = {
 } as const;
 export type ApprovalKind = (typeof ApprovalKind)[keyof typeof ApprovalKind];
 
+/** RoutineKind says what a routine runs. */
+export const RoutineKind = {
+  /** RoutinePrompt asks the routine's provider, as a background chat task. */
+  RoutinePrompt: 'prompt',
+  /** RoutineCommand runs a shell command, as a task on the built-in shell. */
+  RoutineCommand: 'command',
+} as const;
+export type RoutineKind = (typeof RoutineKind)[keyof typeof RoutineKind];
+
 /**
  * Task is the record of where one task stands. The API, the Wails bindings
  * and the store all use this shape.
@@ -341,6 +355,8 @@ export interface Task {
   resume: Resume | null;
   outputBytes: number;
   exitCode: number | null;
+  /** RoutineID is the routine whose run this is, if any (SPEC §7). */
+  routineId?: string;
   /**
    * Pid is the process group of the task's process while one runs; healing
    * at start ends a group left behind by a Conch that died.
@@ -861,6 +877,8 @@ export interface Origin {
   taskId?: string;
   /** ParentID is the chat a task's chat was sent from. */
   parentId?: string;
+  /** RoutineID is the routine a run's chat belongs to. */
+  routineId?: string;
 }
 
 /**
@@ -1145,6 +1163,136 @@ export interface PushSubscriptionKeys {
 }
 
 /**
+ * Routine is a prompt or a shell command on a schedule, as stored. The
+ * routine package owns what it means; the store only keeps it.
+ */
+export interface Routine {
+  id: string;
+  name: string;
+  kind: RoutineKind;
+  /** Text is the prompt, or the command. */
+  text: string;
+  /**
+   * Schedule is a 5-field cron expression (minute hour day month
+   * weekday), read in TimeZone.
+   */
+  schedule: string;
+  /** TimeZone is an IANA zone name; empty is the machine's own. */
+  timeZone?: string;
+  cwd: string;
+  mode: Mode;
+  provider: string;
+  model?: string;
+  /**
+   * Host is kept for runs on another computer (SPEC §6); nothing uses
+   * it yet.
+   */
+  host?: string;
+  /**
+   * CatchUp runs a run missed while Conch was off once when it starts;
+   * without it a missed run is skipped.
+   */
+  catchUp: boolean;
+  /** Paused stops new runs; a run already working carries on. */
+  paused: boolean;
+  /** FromConversationID is the chat the routine was made from, if any. */
+  fromConversationId?: string;
+  /**
+   * Checked is the last time the schedule was looked at: a run due
+   * after it and before now was missed.
+   */
+  checked: string;
+  /** LastTaskID is the task of the newest run; LastRunAt when it began. */
+  lastTaskId?: string;
+  lastRunAt?: string;
+  /** Runs counts the runs started. */
+  runs: number;
+  /**
+   * SkippedAt is the last time a run came due while the one before
+   * still worked (so it did not start), and Skipped says why.
+   */
+  skippedAt?: string;
+  skipped?: string;
+  createdAt: string;
+  updatedAt: string;
+  /** Rev increases by one on every change. */
+  rev: number;
+}
+
+/**
+ * Card is a routine as its card shows it: the record, its schedule in
+ * plain words, its next run (nil while paused) and how the last went.
+ */
+export interface RoutineCard {
+  routine: Routine;
+  /** Words is the schedule in plain words ("" when it has no short form). */
+  words: string;
+  /** Zone is the time zone its schedule is read in ("Europe/Paris"). */
+  zone: string;
+  next: string | null;
+  last: RoutineRun | null;
+}
+
+/** LastRun is how the newest run went, read from its task. */
+export interface RoutineRun {
+  taskId: string;
+  conversationId: string;
+  status: Status;
+  at: string;
+  summary?: string;
+  error?: string;
+}
+
+/**
+ * List is every routine, oldest first, and the zone a routine that names
+ * none is read in.
+ */
+export interface RoutineList {
+  routines: RoutineCard[];
+  zone: string;
+}
+
+/**
+ * CreateRequest is a new routine (POST /api/routines). Schedule is plain
+ * words or cron; Kind is prompt (the default) or command.
+ */
+export interface CreateRoutineRequest {
+  name?: string;
+  kind?: RoutineKind;
+  text: string;
+  schedule: string;
+  timeZone?: string;
+  cwd?: string;
+  mode?: string;
+  provider?: string;
+  model?: string;
+  host?: string;
+  catchUp?: boolean;
+  paused?: boolean;
+}
+
+/**
+ * PatchRequest changes the fields sent (PATCH /api/routines/:id); Paused
+ * pauses and resumes. Rev, when sent, must be the routine's: a change made
+ * on an older copy is refused with a conflict.
+ */
+export interface PatchRoutineRequest {
+  name?: string;
+  kind?: RoutineKind;
+  text?: string;
+  schedule?: string;
+  timeZone?: string;
+  cwd?: string;
+  mode?: string;
+  provider?: string;
+  model?: string;
+  host?: string;
+  catchUp?: boolean;
+  paused?: boolean;
+  rev?: number;
+}
+
+/**
  * Body is the JSON shape of every error answer, over HTTP and through the
  * window's bindings alike.
  */
@@ -1166,20 +1314,25 @@ export interface Bindings {
   AnswerTask(id: string, askID: string, allow: boolean): Promise<Task>;
   Approvals(): Promise<Approval[]>;
   CreateConversation(req: CreateConversationRequest): Promise<Conversation>;
+  CreateRoutine(req: CreateRoutineRequest): Promise<RoutineCard>;
   CreateTask(req: CreateTaskRequest): Promise<Task>;
   DeleteProvider(id: string): Promise<void>;
+  DeleteRoutine(id: string): Promise<void>;
   DeleteTask(id: string): Promise<void>;
   Doctor(): Promise<DoctorReport>;
   FindProviders(): Promise<Found>;
   GetConversation(id: string, before: number, limit: number): Promise<ConversationPage>;
   GetProvider(id: string): Promise<Provider>;
+  GetRoutine(id: string): Promise<RoutineCard>;
   GetTask(id: string): Promise<Task>;
   ListConversations(q: ConversationQuery): Promise<ConversationList>;
   ListProviders(): Promise<ProviderList>;
+  ListRoutines(): Promise<RoutineList>;
   ListTasks(q: TaskQuery): Promise<TaskList>;
   OpenFolder(id: string): Promise<void>;
   OpenTask(id: string): Promise<void>;
   PatchConversation(id: string, req: PatchConversationRequest): Promise<Conversation>;
+  PatchRoutine(id: string, req: PatchRoutineRequest): Promise<RoutineCard>;
   Preferences(): Promise<Preferences>;
   PushKey(): Promise<PushKey>;
   PutProvider(id: string, cfg: ProviderConfig): Promise<Provider>;
@@ -1187,6 +1340,7 @@ export interface Bindings {
   RemoveWorktree(id: string, confirm: boolean): Promise<Task>;
   ResumeTask(id: string): Promise<Task>;
   RetryTask(id: string): Promise<Task>;
+  RunRoutine(id: string): Promise<Task>;
   SaveBackup(withOutput: boolean): Promise<BackupSaved>;
   Search(q: SearchQuery): Promise<SearchResults>;
   SendMessage(id: string, text: string): Promise<Message>;

@@ -140,6 +140,18 @@ export function mockBackend(tasks: Task[] = []) {
     unsubscribePush: vi.fn(async () => undefined),
     search: vi.fn(async () => ({ hits: [], next: '', total: 0, indexing: null })),
     activity: vi.fn(async () => ({ days: [], next: '' })),
+    listRoutines: vi.fn(async () => ({ routines: [], zone: 'Europe/Paris' })),
+    createRoutine: vi.fn(async () => {
+      throw new ApiError('invalid', 'not in this test', 400);
+    }),
+    getRoutine: vi.fn(async () => {
+      throw new ApiError('not_found', 'no such routine', 404);
+    }),
+    patchRoutine: vi.fn(async () => {
+      throw new ApiError('not_found', 'no such routine', 404);
+    }),
+    deleteRoutine: vi.fn(async (): Promise<void> => {}),
+    runRoutine: vi.fn(async (): Promise<Task> => makeTask({ id: 'run' })),
     preferences: vi.fn(async () => ({ limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 0, jobCap: 0 }, prices: {}, limitFallback: '', retentionDays: 90 })),
     setPreferences: vi.fn(async (p: Preferences) => p),
     saveBackup: vi.fn(async (withOutput: boolean) => ({ path: '', name: 'conch-backup.db', bytes: 1, tar: withOutput })),

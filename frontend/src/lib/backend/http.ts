@@ -7,6 +7,10 @@ import {
   type ActivityQuery,
   type ActivityPage,
   type SearchResults,
+  type CreateRoutineRequest,
+  type PatchRoutineRequest,
+  type RoutineCard,
+  type RoutineList,
   type AppEvent,
   type Approval,
   type BackupSaved,
@@ -53,6 +57,7 @@ export function eventsURL(loc: Pick<Location, 'protocol' | 'host'>): string {
 }
 
 const taskPath = (id: string): string => `/api/tasks/${encodeURIComponent(id)}`;
+const routinePath = (id: string): string => `/api/routines/${encodeURIComponent(id)}`;
 const chatPath = (id: string): string => `/api/conversations/${encodeURIComponent(id)}`;
 const providerPath = (id: string): string => `/api/providers/${encodeURIComponent(id)}`;
 
@@ -184,6 +189,30 @@ export class HttpBackend implements Backend {
 
   async unsubscribePush(endpoint: string): Promise<void> {
     await this.request('DELETE', '/api/push/subscriptions', { endpoint });
+  }
+
+  listRoutines(): Promise<RoutineList> {
+    return this.json<RoutineList>('GET', '/api/routines');
+  }
+
+  createRoutine(req: CreateRoutineRequest): Promise<RoutineCard> {
+    return this.json<RoutineCard>('POST', '/api/routines', req);
+  }
+
+  getRoutine(id: string): Promise<RoutineCard> {
+    return this.json<RoutineCard>('GET', routinePath(id));
+  }
+
+  patchRoutine(id: string, req: PatchRoutineRequest): Promise<RoutineCard> {
+    return this.json<RoutineCard>('PATCH', routinePath(id), req);
+  }
+
+  async deleteRoutine(id: string): Promise<void> {
+    await this.request('DELETE', routinePath(id));
+  }
+
+  runRoutine(id: string): Promise<Task> {
+    return this.json<Task>('POST', `${routinePath(id)}/run`);
   }
 
   preferences(): Promise<Preferences> {

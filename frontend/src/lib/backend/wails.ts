@@ -7,6 +7,10 @@ import {
   type ActivityQuery,
   type ActivityPage,
   type SearchResults,
+  type CreateRoutineRequest,
+  type PatchRoutineRequest,
+  type RoutineCard,
+  type RoutineList,
   type AppEvent,
   type Bindings,
   type Approval,
@@ -134,6 +138,24 @@ export class WailsBackend implements Backend {
   }
   unsubscribePush(endpoint: string): Promise<void> {
     return call(() => this.app.UnsubscribePush(endpoint));
+  }
+  listRoutines(): Promise<RoutineList> {
+    return call(() => this.app.ListRoutines());
+  }
+  createRoutine(req: CreateRoutineRequest): Promise<RoutineCard> {
+    return call(() => this.app.CreateRoutine(req));
+  }
+  getRoutine(id: string): Promise<RoutineCard> {
+    return call(() => this.app.GetRoutine(id));
+  }
+  patchRoutine(id: string, req: PatchRoutineRequest): Promise<RoutineCard> {
+    return call(() => this.app.PatchRoutine(id, req));
+  }
+  async deleteRoutine(id: string): Promise<void> {
+    await call(() => this.app.DeleteRoutine(id));
+  }
+  runRoutine(id: string): Promise<Task> {
+    return call(() => this.app.RunRoutine(id));
   }
   preferences(): Promise<Preferences> {
     return call(() => this.app.Preferences());

@@ -70,7 +70,7 @@ export class ChatsStore {
    * for another reason (a task chat's parent, a search) that is older than
    * the last page reached waits until the pages get there.
    */
-  readonly list: Conversation[] = $derived([...this.byId.values()].filter((c) => c.origin.kind !== 'task' && timeOf(c.updatedAt) >= this.boundary));
+  readonly list: Conversation[] = $derived([...this.byId.values()].filter((c) => c.origin.kind !== 'task' && c.origin.kind !== 'routine' && timeOf(c.updatedAt) >= this.boundary));
   /** The cursor of the next page of the chat list; '' when the pages reached the end. */
   next = $state('');
   /** When the oldest chat of the loaded pages changed (-Infinity once every page is loaded). */
