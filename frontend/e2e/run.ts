@@ -18,6 +18,7 @@
 import * as approvals from './areas/approvals';
 import * as chats from './areas/chats';
 import * as layout from './areas/layout';
+import * as notices from './areas/notices';
 import * as palette from './areas/palette';
 import * as providers from './areas/providers';
 import * as session from './areas/session';
@@ -43,6 +44,7 @@ const sections: ((ctx: Suite) => Promise<void>)[] = [
   settings.doctor,
   settings.preferences,
   tasks.appEvents,
+  notices.notices,
   chats.shellChat,
   providers.customServer,
   chats.talk,

@@ -49,7 +49,7 @@ export interface Suite {
  * tsx keeps function names with a helper (__name) that a function sent into
  * the page (page.evaluate) brings along; the page needs it too.
  */
-const keepNames = 'globalThis.__name = (f) => f;';
+export const keepNames = 'globalThis.__name = (f) => f;';
 
 /** Starts the server, the model server and the browser, and opens a page; throws when something the run needs is missing. */
 export async function setUp(): Promise<Suite> {
@@ -90,6 +90,10 @@ export async function setUp(): Promise<Suite> {
   });
   const context = await browser.newContext({ viewport: { width: 1200, height: 820 }, colorScheme: 'light' });
   await context.addInitScript(keepNames);
+  // This page has put the offer of browser notifications away, so the
+  // sidebar stays as the other checks expect; areas/notices checks it on
+  // pages of its own.
+  await context.addInitScript(() => localStorage.setItem('conch.notifications.offer', 'dismissed'));
   const page = await context.newPage();
   const pageErrors: string[] = [];
   page.on('pageerror', (e) => pageErrors.push(e.message));

@@ -7,6 +7,7 @@ import type { DoctorStore } from './doctor/doctor.svelte';
 import type { Draft } from './draft.svelte';
 import type { HomeFolder } from './home.svelte';
 import type { Nav } from './nav.svelte';
+import type { BrowserNotices } from './notices/browser.svelte';
 import type { TasksStore } from './tasks/store.svelte';
 import type { ToastStore } from './toasts/toasts.svelte';
 
@@ -23,6 +24,8 @@ export interface AppContext {
   nav: Nav;
   doctor: DoctorStore;
   toasts: ToastStore;
+  /** The page's own notifications and the offer to turn them on (a browser only). */
+  notices: BrowserNotices;
   draft: Draft;
   /** The person's home folder: home.short(p) is how every surface shows a folder. */
   home: HomeFolder;

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { EventType, Status, type Task } from './backend/contract';
+import { EventType, NoticeKind, Status, type Task } from './backend/contract';
 import { makeConversation, makeTask, mockBackend } from './backend/fixture';
 import { listen, route } from './events';
 import { ComposeTarget, Nav, Page } from './nav.svelte';
@@ -14,6 +14,7 @@ function hearers(s: TasksStore) {
     chats: { apply: vi.fn(), reload: vi.fn(async () => {}) },
     nav: new Nav((id) => s.pin(id)),
     home: { load: vi.fn(async () => {}) },
+    notices: { tell: vi.fn() },
   };
 }
 
@@ -32,6 +33,15 @@ describe('the event stream', () => {
     await vi.waitFor(() => expect(s.byId.size).toBe(1));
     expect(s.byId.get('b')?.status).toBe(Status.Running);
     expect(s.badge).toEqual({ count: 1, needsYou: false, label: '1 working' });
+  });
+
+  it('hands a notice Conch raised to the page\'s notifications, not to the tasks', () => {
+    const s = new TasksStore(mockBackend(), now);
+    const to = hearers(s);
+    const e = { type: EventType.TaskNotice, task: makeTask({ id: 'n' }), notice: { kind: NoticeKind.NoticeFinished, tag: 'task-n', title: 'T — done', body: '' } } as const;
+    route(e, to);
+    expect(to.notices.tell).toHaveBeenCalledWith(e);
+    expect(s.byId.has('n')).toBe(false);
   });
 
   it('asks the page to reveal a task when a notification is clicked', () => {

@@ -2,7 +2,8 @@
 // says where each goes. Task changes go to the tasks store (applied together
 // at the next frame), chat events to the chats store, and the app's own
 // requests (a clicked notification, a chat picked in the tray, the global
-// shortcut) to navigation. A reconnect reloads everything the stream keeps
+// shortcut) to navigation, and the notifications Conch raised to the page's
+// own (a browser's). A reconnect reloads everything the stream keeps
 // current, since events may have been missed meanwhile.
 
 import type { Backend } from './backend/backend';
@@ -10,6 +11,7 @@ import { EventType, type AppEvent } from './backend/contract';
 import type { ChatsStore } from './chats/store.svelte';
 import type { HomeFolder } from './home.svelte';
 import type { Nav } from './nav.svelte';
+import type { BrowserNotices } from './notices/browser.svelte';
 import type { TasksStore } from './tasks/store.svelte';
 
 /** Who hears the stream: the parts of each that it calls. */
@@ -18,6 +20,8 @@ export interface Hearers {
   chats: Pick<ChatsStore, 'apply' | 'reload'>;
   nav: Pick<Nav, 'showTask' | 'openChat' | 'requestCompose'>;
   home: Pick<HomeFolder, 'load'>;
+  /** The page's own notifications (a browser only; the window's are the OS's). */
+  notices: Pick<BrowserNotices, 'tell'>;
 }
 
 /** Hands one event to whoever it is for. */
@@ -38,6 +42,9 @@ export function route(e: AppEvent, to: Hearers): void {
       return;
     case EventType.Compose:
       to.nav.requestCompose();
+      return;
+    case EventType.TaskNotice:
+      to.notices.tell(e);
       return;
     default:
       to.tasks.enqueue(e);

@@ -4,7 +4,7 @@
 // fails when it is stale). This file adds what only the client has: helpers
 // over statuses, its own error codes, and the event union.
 
-import { EventType, ServerErrorCode, Status, type Conversation, type Found, type Message, type MessageDelta, type Question, type Task } from './contract.gen';
+import { EventType, ServerErrorCode, Status, type Conversation, type Found, type Message, type MessageDelta, type Question, type Task, type TaskNotice } from './contract.gen';
 
 export * from './contract.gen';
 
@@ -83,12 +83,16 @@ export type TaskEvent =
   | { type: typeof EventType.OpenChat; id: string }
   | { type: typeof EventType.Compose };
 
+/** The notification Conch raised for a task (task.notice): a browser page shows it as its own. */
+export type NoticeEvent = { type: typeof EventType.TaskNotice; task: Task; notice: TaskNotice };
+
 /** Every event the app understands. */
 export type AppEvent =
   | TaskEvent
   | { type: typeof EventType.ConversationChanged; conversation: Conversation }
   | { type: typeof EventType.MessageAdded; message: Message }
-  | { type: typeof EventType.MessageDelta; delta: MessageDelta };
+  | { type: typeof EventType.MessageDelta; delta: MessageDelta }
+  | NoticeEvent;
 
 /** A Found with its lists never null, whatever an older Conch sent. */
 export function foundOf(f: Partial<Found> | null | undefined): Found {

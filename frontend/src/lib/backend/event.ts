@@ -1,4 +1,4 @@
-import { EventType, statuses, type AppEvent, type Conversation, type Message, type Status, type Task } from './contract';
+import { EventType, NoticeKind, statuses, type AppEvent, type Conversation, type Message, type Status, type Task } from './contract';
 
 /** The status a task had before its change, when the event says one the client knows. */
 function prevOf(e: Record<string, unknown>): { prev?: Status } {
@@ -33,6 +33,13 @@ export function parseEvent(raw: unknown): AppEvent | null {
   }
   if (e.type === EventType.OpenChat && typeof e.id === 'string') {
     return { type: EventType.OpenChat, id: e.id };
+  }
+  if (e.type === EventType.TaskNotice) {
+    const t = e.task as Record<string, unknown> | null | undefined;
+    const n = e.notice as Record<string, unknown> | null | undefined;
+    if (typeof t !== 'object' || t === null || typeof t.id !== 'string') return null;
+    if (typeof n !== 'object' || n === null || typeof n.tag !== 'string' || typeof n.title !== 'string' || typeof n.body !== 'string' || (n.kind !== NoticeKind.NoticeFinished && n.kind !== NoticeKind.NoticeQuestion)) return null;
+    return { type: EventType.TaskNotice, task: t as unknown as Task, notice: { kind: n.kind, tag: n.tag, title: n.title, body: n.body } };
   }
   if (e.type === EventType.Compose) {
     return { type: EventType.Compose };
