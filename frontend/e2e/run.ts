@@ -15,6 +15,7 @@
 // Prints one line per check and a last line "N passed, M failed"; exits
 // non-zero when anything failed. The server is always stopped.
 
+import * as activity from './areas/activity';
 import * as approvals from './areas/approvals';
 import * as chats from './areas/chats';
 import * as layout from './areas/layout';
@@ -40,6 +41,7 @@ const sections: ((ctx: Suite) => Promise<void>)[] = [
   session.restart,
   tasks.folding,
   palette.search,
+  activity.activity,
   approvals.approvals,
   settings.doctor,
   settings.preferences,

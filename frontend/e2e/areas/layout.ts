@@ -122,6 +122,7 @@ export async function pages(ctx: Suite): Promise<void> {
       ['tasks', '#tasks'],
       ['chat', `#chat/${encodeURIComponent(chatId)}`],
       ['approvals', '#approvals'],
+      ['activity', '#activity'],
       ['providers', '#providers'],
       ['doctor', '#doctor'],
       ['settings', '#settings'],
@@ -157,6 +158,10 @@ export async function pages(ctx: Suite): Promise<void> {
       await page.waitForTimeout(150);
       await measure(`the palette's actions at ${size.width} px`);
       await shoot(page, `screen-palette-actions-${size.width}`);
+      await palette(page).getByRole('combobox').fill('narwhals');
+      await palette(page).getByText('In output', { exact: true }).waitFor({ timeout: stepTimeout });
+      await measure(`the palette's full-text hits at ${size.width} px`);
+      await shoot(page, `screen-palette-search-${size.width}`);
       await page.keyboard.press('Escape');
     }
     await page.setViewportSize({ width: 1200, height: 820 });

@@ -80,6 +80,27 @@ export async function search(ctx: Suite): Promise<void> {
     await until('the task to stop again', async () => (await api(origin, ctx.token, 'GET', `/api/tasks/${id}`)).json?.status === 'stopped');
   });
 
+  await check('the palette finds a word only a task printed, under "In output", and opens its task', async () => {
+    const made = await api(origin, ctx.token, 'POST', '/api/tasks', { text: 'printf "%s\\n" "the $((6*7)) narwhals agree"', title: 'count the herd', options: { mode: 'auto' } });
+    if (made.status !== 201) throw new Error(`POST /api/tasks: ${made.status} ${JSON.stringify(made.json)}`);
+    const id = made.json.id;
+    await until('the task to finish', async () => (await api(origin, ctx.token, 'GET', `/api/tasks/${id}`)).json?.status === 'done');
+    await visit(page, 'doctor');
+    await page.keyboard.press('Control+K');
+    await palette(page).waitFor({ timeout: stepTimeout });
+    await page.keyboard.type('narwhals agree');
+    const heading = palette(page).getByText('In output', { exact: true });
+    await heading.waitFor({ timeout: stepTimeout });
+    const hit = palette(page).locator('[role="option"].hit', { hasText: 'count the herd' }).first();
+    await hit.waitFor({ timeout: stepTimeout });
+    const marks = await hit.locator('mark').allTextContents();
+    if (!marks.includes('narwhals') || !marks.includes('agree')) throw new Error(`the snippet marks ${JSON.stringify(marks)}`);
+    await shoot(page, 'palette-full-text');
+    await hit.click();
+    await until('the palette to close', async () => (await palette(page).count()) === 0);
+    await until('the task to be shown', async () => (await page.evaluate(() => document.activeElement?.getAttribute('data-task-id') ?? '')) === id);
+  });
+
   await check('"Do it in the background" in the palette waits for text, then sends it', async () => {
     await page.keyboard.press('Control+K');
     await palette(page).waitFor({ timeout: stepTimeout });

@@ -22,7 +22,7 @@ import (
 )
 
 func main() {
-	frames := flag.String("frames", "", "the UI frame-time lines (frontend/e2e/frames.mjs), one a run, if it ran")
+	frames := flag.String("frames", "", "the UI frame-time lines (frontend/e2e/frames.ts), one a run, if it ran")
 	out := flag.String("out", "", "also write the table here")
 	flag.Parse()
 	results, rounds, failed, err := read(os.Stdin, os.Stdout)
