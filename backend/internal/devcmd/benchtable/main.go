@@ -301,7 +301,29 @@ func rows(r map[string]result, rs rounds, ui *frameLine) []row {
 		out = append(out, missing("RSS of conch serve, 100,000 tasks", "< 100 MB", "BenchmarkServe100k"))
 	}
 	out = append(out, agentRows(latency, get)...)
+	out = append(out, searchRows(get)...)
 	return append(out, uiRows(ui)...)
+}
+
+// searchRows are full-text search's figures on a seeded home: a search's
+// p99 beside bleve's own term query on the same index, a finish to being
+// found, the rebuild, and the index's size beside the store's.
+func searchRows(get func(name, metric string) (float64, bool)) []row {
+	const bench = "BenchmarkSearch100k"
+	ours, ok := get(bench, "p99-ms")
+	if !ok {
+		return []row{{"search p99, 100,000 tasks and their chats", "did not run (" + bench + ")", "", "", "< 50 ms"}}
+	}
+	raw, _ := get(bench, "raw-p99-ms")
+	found, _ := get(bench, "searchable-ms")
+	rebuild, _ := get(bench, "rebuild-s")
+	index, _ := get(bench, "index-MB")
+	st, _ := get(bench, "store-MB")
+	return []row{
+		{"search p99, 100,000 tasks and their chats", fmt.Sprintf("%.1f ms", ours), fmt.Sprintf("%.2f ms (bleve's own term query, same index)", raw), fmt.Sprintf("%.2f×", raw/ours), "< 50 ms"},
+		{"a task's finish → found by search", fmt.Sprintf("%.0f ms", found), "", "", "< 1 s"},
+		{"search index rebuilt from the store", fmt.Sprintf("%.0f s", rebuild), fmt.Sprintf("index %.0f MB beside a %.0f MB store", index, st), fmt.Sprintf("%.2f× the store", index/st), "in the background"},
+	}
 }
 
 // agentRows are Conch's own cost per coding-agent CLI: the time from Send
