@@ -21,7 +21,7 @@ export async function activity(ctx: Suite): Promise<void> {
     if (!((await row.textContent()) ?? '').includes("Didn't finish")) throw new Error(`the row reads "${await row.textContent()}"`);
     const all = await page.locator('#activity button.row').count();
     await shoot(page, 'activity');
-    await page.getByLabel('Outcome').selectOption('failed');
+    await page.locator('#activity').getByLabel('Outcome').selectOption('failed');
     await until('the list to narrow to what failed', async () => {
       const outcomes = await page.locator('#activity button.row').evaluateAll((els) => els.map((e) => e.getAttribute('data-outcome')));
       return outcomes.length > 0 && outcomes.length < all && outcomes.every((o) => o === 'failed');
@@ -30,6 +30,6 @@ export async function activity(ctx: Suite): Promise<void> {
     await page.keyboard.press('Enter');
     await until('its task to be shown', async () => (await page.evaluate(() => document.activeElement?.getAttribute('data-task-id') ?? '')) === failed.json.id);
     await visit(page, 'activity');
-    await page.getByLabel('Outcome').selectOption('');
+    await page.locator('#activity').getByLabel('Outcome').selectOption('');
   });
 }
