@@ -22,6 +22,7 @@ import * as layout from './areas/layout';
 import * as notices from './areas/notices';
 import * as palette from './areas/palette';
 import * as providers from './areas/providers';
+import * as routines from './areas/routines';
 import * as session from './areas/session';
 import * as settings from './areas/settings';
 import * as tasks from './areas/tasks';
@@ -42,6 +43,7 @@ const sections: ((ctx: Suite) => Promise<void>)[] = [
   tasks.folding,
   palette.search,
   activity.activity,
+  routines.routines,
   approvals.approvals,
   settings.doctor,
   settings.preferences,

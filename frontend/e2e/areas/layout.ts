@@ -123,6 +123,7 @@ export async function pages(ctx: Suite): Promise<void> {
       ['chat', `#chat/${encodeURIComponent(chatId)}`],
       ['approvals', '#approvals'],
       ['activity', '#activity'],
+      ['routines', '#routines'],
       ['providers', '#providers'],
       ['doctor', '#doctor'],
       ['settings', '#settings'],

@@ -1,10 +1,10 @@
 // Which page the main area shows, and what the person (or a notification,
 // the tray, the palette) asked it to bring up next. The page lives in the
-// URL's hash (#tasks, #approvals, #activity, #doctor, #settings, #welcome) so a reload
+// URL's hash (#tasks, #approvals, #activity, #routines, #doctor, #settings, #welcome) so a reload
 // keeps it and the back button works; anything unknown means the tasks page.
 
 /** The app's pages. */
-export const Page = { Tasks: 'tasks', Approvals: 'approvals', Activity: 'activity', Doctor: 'doctor', Settings: 'settings', Chat: 'chat', Providers: 'providers', Welcome: 'welcome' } as const;
+export const Page = { Tasks: 'tasks', Approvals: 'approvals', Activity: 'activity', Routines: 'routines', Doctor: 'doctor', Settings: 'settings', Chat: 'chat', Providers: 'providers', Welcome: 'welcome' } as const;
 export type Page = (typeof Page)[keyof typeof Page];
 
 const pages: readonly string[] = Object.values(Page);
