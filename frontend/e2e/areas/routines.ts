@@ -13,7 +13,7 @@ export async function routines(ctx: Suite): Promise<void> {
     await page.locator('#routines').getByRole('button', { name: 'New routine' }).click();
     const form = page.getByRole('form', { name: 'New routine' });
     await form.getByLabel('A command').check();
-    await form.getByLabel('Command').fill('echo from-a-routine');
+    await form.getByRole('textbox', { name: 'Command' }).fill('echo from-a-routine');
     await form.getByLabel('When').fill('whenever it suits');
     await form.getByLabel('Mode').selectOption('auto');
     await form.getByRole('button', { name: 'Make routine' }).click();
