@@ -25,9 +25,10 @@ type Source interface {
 
 // Kinds of row.
 const (
-	KindTask   = "task"   // a background task or a command
-	KindHelper = "helper" // a delegate's helper
-	KindTurn   = "turn"   // a reply in one of the person's chats
+	KindTask    = "task"    // a background task or a command
+	KindHelper  = "helper"  // a delegate's helper
+	KindRoutine = "routine" // a routine's run
+	KindTurn    = "turn"    // a reply in one of the person's chats
 )
 
 // Row is one thing that ran.
@@ -142,9 +143,9 @@ func (q Query) check() (time.Time, error) {
 		return time.Time{}, fmt.Errorf("%w: outcome must be done, failed, stopped or interrupted", ErrInvalid)
 	}
 	switch q.Kind {
-	case "", KindTask, KindHelper, KindTurn:
+	case "", KindTask, KindHelper, KindRoutine, KindTurn:
 	default:
-		return time.Time{}, fmt.Errorf("%w: kind must be task, helper or turn", ErrInvalid)
+		return time.Time{}, fmt.Errorf("%w: kind must be task, helper, routine or turn", ErrInvalid)
 	}
 	if q.Limit < 0 || q.Limit > LimitMax {
 		return time.Time{}, fmt.Errorf("%w: limit must be between 1 and %d", ErrInvalid, LimitMax)
@@ -277,7 +278,10 @@ func (l *Log) taskRows(before time.Time) ([]Row, error) {
 func (l *Log) taskRow(t task.Task) Row {
 	r := Row{Kind: KindTask, ID: t.ID, Title: t.Title, Chat: t.ParentConversationID, Outcome: string(t.Status),
 		Provider: t.Provider, Model: t.Model, StartedAt: t.CreatedAt}
-	if t.Kind == task.Helper {
+	switch {
+	case t.RoutineID != "":
+		r.Kind = KindRoutine
+	case t.Kind == task.Helper:
 		r.Kind = KindHelper
 	}
 	if r.Chat == "" {

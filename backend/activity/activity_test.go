@@ -65,6 +65,11 @@ func TestActivityIsDayByDayNewestFirstWithEachDaysSpend(t *testing.T) {
 	finished(t, st, "Fix the flaky test", task.Helper, task.Failed, day1.Add(time.Hour), 2*time.Minute, 0.25)
 	turn(t, st, chat, "done", day1.Add(2*time.Hour), 10*time.Second, 0.05)
 	finished(t, st, "Deploy", task.Background, task.Stopped, day2, time.Second, 1.5)
+	nightly := finished(t, st, "Nightly backup", task.Background, task.Done, day2.Add(-2*time.Hour), time.Second, 0)
+	nightly.RoutineID = "r1"
+	if err := st.PutTask(nightly); err != nil {
+		t.Fatal(err)
+	}
 	turn(t, st, chat, "failed", day2.Add(time.Hour), time.Second, 0)
 
 	p, err := activity.New(st).Page(activity.Query{Zone: zone})
@@ -74,7 +79,7 @@ func TestActivityIsDayByDayNewestFirstWithEachDaysSpend(t *testing.T) {
 	if len(p.Days) != 2 || p.Days[0].Date != "2026-12-02" || p.Days[1].Date != "2026-12-01" {
 		t.Fatalf("days %+v; want Dec 2 then Dec 1", p.Days)
 	}
-	if got := p.Days[0].Rows; len(got) != 2 || got[0].Kind != activity.KindTurn || got[0].Outcome != "failed" || got[1].Title != "Deploy" {
+	if got := p.Days[0].Rows; len(got) != 3 || got[0].Kind != activity.KindTurn || got[0].Outcome != "failed" || got[1].Title != "Deploy" || got[2].Kind != activity.KindRoutine {
 		t.Fatalf("Dec 2 rows %+v", got)
 	}
 	d1 := p.Days[1]

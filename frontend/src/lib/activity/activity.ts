@@ -12,7 +12,7 @@ export function outcomeOf(r: Pick<ActivityRow, 'kind' | 'outcome'>): { word: str
 }
 
 /** What kind of thing ran, as the row says it. */
-export const kindWord: Readonly<Record<string, string>> = { task: 'Task', helper: 'Helper', turn: 'Chat reply' };
+export const kindWord: Readonly<Record<string, string>> = { task: 'Task', helper: 'Helper', routine: 'Routine run', turn: 'Chat reply' };
 
 /** How long it ran, in the largest two units ("2 min 5 s", "800 ms", "1 h 3 min"). */
 export function durationWords(ms: number): string {
