@@ -14,12 +14,12 @@ export async function routines(ctx: Suite): Promise<void> {
     const form = page.getByRole('form', { name: 'New routine' });
     await form.getByLabel('A command').check();
     await form.getByRole('textbox', { name: 'Command' }).fill('echo from-a-routine');
-    await form.getByLabel('When').fill('whenever it suits');
+    await form.getByRole('textbox', { name: /^When/ }).fill('whenever it suits');
     await form.getByLabel('Mode').selectOption('auto');
     await form.getByRole('button', { name: 'Make routine' }).click();
     await form.getByRole('alert').waitFor({ timeout: stepTimeout });
     if (!((await form.getByRole('alert').textContent()) ?? '').includes('every')) throw new Error(`the error says "${await form.getByRole('alert').textContent()}"`);
-    await form.getByLabel('When').fill('every weekday at 9:00');
+    await form.getByRole('textbox', { name: /^When/ }).fill('every weekday at 9:00');
     await form.getByLabel('Name').fill('Say hello on weekdays');
     await form.getByRole('button', { name: 'Make routine' }).click();
     const card = page.locator('#routines li.card', { hasText: 'Say hello on weekdays' });
