@@ -11,7 +11,10 @@ export async function activity(ctx: Suite): Promise<void> {
   await check('Activity lists what ran today with its outcome, narrows by outcome, and a row opens what ran', async () => {
     const failed = await api(origin, ctx.token, 'POST', '/api/tasks', { text: 'exit 4', title: 'a command that fails for Activity', options: { mode: 'auto' } });
     if (failed.status !== 201) throw new Error(`POST /api/tasks: ${failed.status}`);
+    const passed = await api(origin, ctx.token, 'POST', '/api/tasks', { text: 'true', title: 'a command that passes for Activity', options: { mode: 'auto' } });
+    if (passed.status !== 201) throw new Error(`POST /api/tasks: ${passed.status}`);
     await until('it to fail', async () => (await api(origin, ctx.token, 'GET', `/api/tasks/${failed.json.id}`)).json?.status === 'failed');
+    await until('the other to pass', async () => (await api(origin, ctx.token, 'GET', `/api/tasks/${passed.json.id}`)).json?.status === 'done');
     await visit(page, 'activity');
     const today = page.locator('#activity section.day').first();
     await today.getByRole('heading', { name: 'Today', level: 2 }).waitFor({ timeout: stepTimeout });

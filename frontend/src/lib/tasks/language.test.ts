@@ -38,6 +38,7 @@ describe('status language', () => {
   it('finds the first sentence', () => {
     expect(firstSentence('Built it. Then tested.')).toBe('Built it.');
     expect(firstSentence('hello-e2e\nmore')).toBe('hello-e2e');
+    expect(firstSentence('```text\nfrom-a-routine\n```')).toBe('from-a-routine');
     expect(firstSentence('  ')).toBe('');
   });
 

@@ -101,7 +101,8 @@ export function statusDetail(t: Pick<Task, 'status' | 'current' | 'error' | 'exi
 
 /** The first sentence of a text (for one-line summaries). */
 export function firstSentence(s: string): string {
-  const line = s.trim().split('\n')[0] ?? '';
+  // A reply that is a code block (a shell chat's) starts with its fence: the sentence is inside.
+  const line = s.trim().split('\n').find((l) => !/^\s*(```|~~~)/.test(l) && l.trim() !== '') ?? '';
   const m = /^(.+?[.!?])(\s|$)/.exec(line);
   return (m?.[1] ?? line).trim();
 }
