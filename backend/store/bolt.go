@@ -59,7 +59,7 @@ var (
 	keySchema = []byte("schema")
 	keyPrefs  = []byte("preferences")
 
-	buckets = [][]byte{bucketMeta, bucketTasks, bucketTaskIndex, bucketPrefs, bucketConvs, bucketConvIndex, bucketMsgs, bucketProviders, bucketProviderKeys, bucketSpend, bucketTurns, bucketRoutines}
+	buckets = [][]byte{bucketMeta, bucketTasks, bucketTaskIndex, bucketPrefs, bucketConvs, bucketConvIndex, bucketMsgs, bucketProviders, bucketProviderKeys, bucketSpend, bucketTurns, bucketRoutines, bucketHosts}
 )
 
 // Bolt is the bbolt-backed Store. All writes go through one goroutine that
