@@ -29,6 +29,7 @@ var floors = map[string]int{
 	"conch/backend/internal/testrig/xvfbtest":                    0,
 	"conch/backend/internal/testrig/sshd":                        0,
 	"conch/backend/remote/ssh":                                   1,
+	"conch/backend/host":                                         4,
 	"conch/backend/internal/layers":                              0,
 	"conch/backend/shortcut":                                     0,
 	"conch/backend/integration":                                  0,

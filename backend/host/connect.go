@@ -1,0 +1,291 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"conch/backend/errcode"
+	"conch/backend/remote/ssh"
+	"conch/backend/store"
+)
+
+// RunnerDir is where the Conch runner's builds are kept in the host
+// user's home, one folder per version (~/.conch-remote/<version>/conch).
+const RunnerDir = ".conch-remote"
+
+// Agents are the coding-agent CLIs a test looks for on the host.
+var Agents = []string{"claude", "codex", "gemini"}
+
+// probe is what a test runs there: plain sh, one tab-separated fact a
+// line. The CLIs are looked for on the user's PATH and where installers
+// put them when only a login shell's profile adds them.
+const probe = `PATH="$PATH:$HOME/.local/bin:$HOME/bin:$HOME/.npm-global/bin:/usr/local/bin"
+printf 'system\t%s\n' "$(uname -sm)"
+printf 'user\t%s\n' "$(id -un)"
+printf 'home\t%s\n' "$HOME"
+for v in "$HOME"/` + RunnerDir + `/*/conch; do
+  [ -x "$v" ] && printf 'runner\t%s\n' "$(basename "$(dirname "$v")")"
+done
+for c in ` + "claude codex gemini" + `; do
+  if p=$(command -v "$c" 2>/dev/null); then
+    printf 'cli\t%s\t%s\t%s\n' "$c" "$p" "$("$p" --version </dev/null 2>&1 | head -n 1 | tr -d '\t')"
+  fi
+done
+`
+
+// Runner is what a test found of the Conch runner there.
+type Runner struct {
+	// Want is the version this Conch would run there.
+	Want string `json:"want"`
+	// Present says that version is there already (else the next round
+	// copies it on first use).
+	Present bool `json:"present"`
+	// Found are the versions there, oldest name first.
+	Found []string `json:"found"`
+}
+
+// TestResult is a host after a test of its connection, and what was
+// found of the runner there.
+type TestResult struct {
+	Host   store.Host `json:"host"`
+	Runner Runner     `json:"runner"`
+	// Took is how long the test took, in milliseconds.
+	Took int64 `json:"took"`
+}
+
+// AcceptRequest accepts the key waiting for a host's OK
+// (POST /api/hosts/:id/accept-key): the fingerprint shown to the person.
+type AcceptRequest struct {
+	Fingerprint string `json:"fingerprint"`
+}
+
+// Test connects to the host and finds who Conch runs as there, the
+// system, the runner and the coding-agent CLIs. What the connection met
+// (an unknown or changed key, a password prompt) is the host's status,
+// not an error: the error is for a host that is not there to test.
+func (s *Service) Test(ctx context.Context, id string) (TestResult, error) {
+	start := time.Now()
+	s.mu.Lock()
+	h, err := s.get(id)
+	if err != nil {
+		s.mu.Unlock()
+		return TestResult{}, err
+	}
+	snap := *h
+	s.mu.Unlock()
+	t, err := ssh.ParseTarget(snap.Target)
+	if err != nil {
+		return TestResult{}, err
+	}
+	res, runErr := s.cfg.SSH.Run(ctx, t, probe)
+	if runErr != nil && ctx.Err() != nil {
+		return TestResult{}, fmt.Errorf("test %s: %w", snap.Name, ctx.Err())
+	}
+	var key ssh.Key
+	var scanErr error
+	if k := kindOf(runErr); k == ssh.UnknownKey {
+		var e *ssh.Error
+		errors.As(runErr, &e)
+		key, scanErr = s.cfg.SSH.Scan(ctx, t, e.KeyType)
+	}
+	now := s.cfg.Now().UTC()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, err := s.get(id)
+	if err != nil {
+		return TestResult{}, err
+	}
+	if cur.Target != snap.Target {
+		return TestResult{}, fmt.Errorf("%w: host %s was pointed at %s while it was tested; test it again", ErrConflict, snap.Name, cur.Target)
+	}
+	next := *cur
+	next.TestedAt = &now
+	runner := Runner{Want: s.cfg.Version, Found: []string{}}
+	if runErr == nil {
+		runner = s.found(&next, string(res.Stdout))
+	} else {
+		noteFailure(&next, runErr, key, scanErr)
+	}
+	stored, err := s.put(next)
+	if err != nil {
+		return TestResult{}, fmt.Errorf("test %s: %w", snap.Name, err)
+	}
+	return TestResult{Host: stored, Runner: runner, Took: time.Since(start).Milliseconds()}, nil
+}
+
+// found reads the probe's lines into h.
+func (s *Service) found(h *store.Host, out string) Runner {
+	r := Runner{Want: s.cfg.Version, Found: []string{}}
+	h.Status, h.Reason, h.Fingerprint, h.PendingKey = store.HostReady, "", "", ""
+	h.Providers, h.Version = []store.HostProvider{}, ""
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Split(line, "\t")
+		switch {
+		case f[0] == "system" && len(f) == 2:
+			h.System = f[1]
+		case f[0] == "user" && len(f) == 2:
+			h.User = f[1]
+		case f[0] == "home" && len(f) == 2:
+			h.Home = f[1]
+		case f[0] == "runner" && len(f) == 2:
+			r.Found = append(r.Found, f[1])
+		case f[0] == "cli" && len(f) == 4 && slices.Contains(Agents, f[1]):
+			h.Providers = append(h.Providers, store.HostProvider{ID: f[1], Path: f[2], Version: f[3]})
+		}
+	}
+	if slices.Contains(r.Found, r.Want) {
+		r.Present, h.Version = true, r.Want
+	} else if n := len(r.Found); n > 0 {
+		h.Version = r.Found[n-1]
+	}
+	return r
+}
+
+// noteFailure puts why the connection failed into h.
+func noteFailure(h *store.Host, err error, key ssh.Key, scanErr error) {
+	h.Fingerprint, h.PendingKey = "", ""
+	h.Reason = errcode.Sentence(err)
+	switch kindOf(err) {
+	case ssh.UnknownKey:
+		h.Status = store.HostUnknownKey
+		if scanErr != nil {
+			h.Reason = errcode.Sentence(fmt.Errorf("%w; %w", err, scanErr))
+			return
+		}
+		h.Fingerprint, h.PendingKey = key.Fingerprint, key.Line
+		h.Reason = errcode.Sentence(fmt.Errorf("the host key of %s is not known yet; its fingerprint is %s: check it against the host's own (ssh-keygen -lf on a file in /etc/ssh there) and accept it to connect", h.Name, key.Fingerprint))
+	case ssh.ChangedKey:
+		h.Status = store.HostKeyChanged
+	case ssh.NoKey:
+		h.Status = store.HostNoKey
+	default:
+		h.Status = store.HostUnreachable
+	}
+}
+
+func kindOf(err error) ssh.Kind {
+	var e *ssh.Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return ""
+}
+
+// AcceptKey accepts the key waiting for the host's OK, if fingerprint is
+// that key's: it goes into Conch's known_hosts, and connections waiting
+// for it go on. Any other fingerprint, or none waiting (a second accept
+// of the same key among them), is a conflict.
+func (s *Service) AcceptKey(id string, req AcceptRequest) (store.Host, error) {
+	if !strings.HasPrefix(req.Fingerprint, "SHA256:") || len(req.Fingerprint) > 100 || strings.ContainsAny(req.Fingerprint, " \t\r\n") {
+		return store.Host{}, fmt.Errorf("%w: a fingerprint looks like SHA256:… as the host's test showed it, not %q", ErrInvalid, req.Fingerprint)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h, err := s.get(id)
+	if err != nil {
+		return store.Host{}, err
+	}
+	switch {
+	case h.Fingerprint == "":
+		return store.Host{}, fmt.Errorf("%w: no key of %s waits to be accepted (accepted already, or never shown); test it to see where it stands", ErrConflict, h.Name)
+	case h.Fingerprint != req.Fingerprint:
+		return store.Host{}, fmt.Errorf("%w: the key waiting for %s is %s, not %s; test it again and check the fingerprint shown", ErrConflict, h.Name, h.Fingerprint, req.Fingerprint)
+	}
+	if err := s.cfg.SSH.Accept(ssh.Key{Line: h.PendingKey, Fingerprint: h.Fingerprint}); err != nil {
+		return store.Host{}, fmt.Errorf("accept the key of %s: %w", h.Name, err)
+	}
+	next := *h
+	next.Fingerprint, next.PendingKey = "", ""
+	next.Status, next.Reason = store.HostNew, "Its key "+req.Fingerprint+" was accepted; test the connection."
+	stored, err := s.put(next)
+	if err != nil {
+		return store.Host{}, fmt.Errorf("accept the key of %s: %w", h.Name, err)
+	}
+	s.wake(id)
+	return stored, nil
+}
+
+// wake lets the connections waiting on id's key try again; call with
+// s.mu held.
+func (s *Service) wake(id string) {
+	if ch, ok := s.accepted[id]; ok {
+		close(ch)
+		delete(s.accepted, id)
+	}
+}
+
+// Run runs script with /bin/sh on the host. While the host's key is
+// unknown it waits for the person to accept it (the key and its
+// fingerprint are shown on the host), and goes on once they have; a
+// changed key or a refused login ends it at once with the reason.
+func (s *Service) Run(ctx context.Context, id, script string) (ssh.Result, error) {
+	for {
+		s.mu.Lock()
+		h, err := s.get(id)
+		if err != nil {
+			s.mu.Unlock()
+			return ssh.Result{}, err
+		}
+		target := h.Target
+		s.mu.Unlock()
+		t, err := ssh.ParseTarget(target)
+		if err != nil {
+			return ssh.Result{}, err
+		}
+		res, err := s.cfg.SSH.Run(ctx, t, script)
+		if kindOf(err) != ssh.UnknownKey {
+			return res, err
+		}
+		if _, terr := s.Test(ctx, id); terr != nil {
+			return ssh.Result{}, terr
+		}
+		if err := s.await(ctx, id); err != nil {
+			return ssh.Result{}, err
+		}
+	}
+}
+
+// await waits until id's key is accepted (or the host removed).
+func (s *Service) await(ctx context.Context, id string) error {
+	s.mu.Lock()
+	h, err := s.get(id)
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	if h.Fingerprint == "" {
+		s.mu.Unlock()
+		if h.Status == store.HostUnknownKey {
+			return errors.New(h.Reason)
+		}
+		return nil
+	}
+	ch, ok := s.accepted[id]
+	if !ok {
+		ch = make(chan struct{})
+		s.accepted[id] = ch
+	}
+	done := s.life.Context().Done()
+	s.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for the key of %s to be accepted: %w", id, ctx.Err())
+	case <-done:
+		return errClosed
+	}
+}
+
+func sortHosts(hs []store.Host) {
+	slices.SortFunc(hs, func(a, b store.Host) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+}
