@@ -4,6 +4,8 @@ package pref
 import (
 	"fmt"
 	"math"
+	"path/filepath"
+	"strings"
 )
 
 // Limits are how many tasks of each kind may run at once.
@@ -58,6 +60,10 @@ type Preferences struct {
 	// entry on Linux, the Run key on Windows). What is read back is the
 	// system's own state: an entry removed by hand reads as off.
 	OpenAtLogin bool `json:"openAtLogin,omitempty"`
+	// SSHConfig is the ssh config file Conch passes to ssh with -F when
+	// it reaches a host ("": none, so OpenSSH reads the person's own
+	// ~/.ssh/config, as in a terminal).
+	SSHConfig string `json:"sshConfig,omitempty"`
 }
 
 // DefaultRetentionDays is how long finished tasks are kept unless the
@@ -121,6 +127,9 @@ func (p Preferences) Validate() error {
 	}
 	if p.RetentionDays < 0 || p.RetentionDays > MaxRetentionDays {
 		return fmt.Errorf("finished tasks are kept between 0 (forever) and %d days, not %d", MaxRetentionDays, p.RetentionDays)
+	}
+	if p.SSHConfig != "" && (!filepath.IsAbs(p.SSHConfig) || len(p.SSHConfig) > 1000 || strings.ContainsAny(p.SSHConfig, "\r\n")) {
+		return fmt.Errorf("the ssh config file must be an absolute path (or empty for your own ~/.ssh/config), not %q", p.SSHConfig)
 	}
 	for model, pr := range p.Prices {
 		if model == "" {

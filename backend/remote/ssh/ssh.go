@@ -26,6 +26,9 @@ type Config struct {
 	// ConfigFile is passed with -F when set; empty lets OpenSSH read the
 	// person's own ~/.ssh/config.
 	ConfigFile string
+	// ConfigFileOf, when set, is asked for ConfigFile at every call (the
+	// person's preference, which may change while Conch runs).
+	ConfigFileOf func() string
 	// KnownHosts is Conch's own known_hosts file, where accepted keys go.
 	KnownHosts string
 	// ControlDir holds the multiplexed connections' sockets; made with
@@ -71,12 +74,20 @@ func New(cfg Config) (*Client, error) {
 // Config is what the client was made with.
 func (c *Client) Config() Config { return c.cfg }
 
+// configFile is the -F file now ("": none).
+func (c *Client) configFile() string {
+	if c.cfg.ConfigFileOf != nil {
+		return c.cfg.ConfigFileOf()
+	}
+	return c.cfg.ConfigFile
+}
+
 // base are the options of every call but the known hosts, which
 // Resolve reads.
 func (c *Client) base() []string {
 	var a []string
-	if c.cfg.ConfigFile != "" {
-		a = append(a, "-F", c.cfg.ConfigFile)
+	if f := c.configFile(); f != "" {
+		a = append(a, "-F", f)
 	}
 	return append(a, "-T", "-x", "-a",
 		"-o", "BatchMode=yes",
@@ -118,8 +129,8 @@ func (r Resolved) KeyName() string {
 // Resolve asks ssh what it would connect to for t.
 func (c *Client) Resolve(ctx context.Context, t Target) (Resolved, error) {
 	args := []string{"-G"}
-	if c.cfg.ConfigFile != "" {
-		args = append(args, "-F", c.cfg.ConfigFile)
+	if f := c.configFile(); f != "" {
+		args = append(args, "-F", f)
 	}
 	out, err := exec.CommandContext(ctx, c.cfg.Binary, append(args, t.args()...)...).Output()
 	if err != nil {
