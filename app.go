@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"conch/backend/engine"
 	"conch/backend/event"
 	"conch/backend/handoff"
+	"conch/backend/host"
 	"conch/backend/notify"
 	"conch/backend/output"
 	"conch/backend/pref"
@@ -25,12 +27,14 @@ import (
 	"conch/backend/provider/registry"
 	"conch/backend/provider/shell"
 	"conch/backend/push"
+	"conch/backend/remote/ssh"
 	"conch/backend/routine"
 	"conch/backend/search"
 	"conch/backend/service"
 	"conch/backend/startstop"
 	"conch/backend/store"
 	"conch/backend/taskrun"
+	"conch/backend/version"
 )
 
 // routineSeconds lets a routine's schedule have a seconds field; only the
@@ -55,6 +59,7 @@ type App struct {
 	search   *search.Index
 	push     *push.Sender
 	routines *routine.Service
+	hosts    *host.Service
 
 	mu     sync.Mutex
 	onOpen func() // brings the window forward (desktop only)
@@ -138,8 +143,12 @@ func newApp(ctx context.Context, home string, served bool) (*App, error) {
 	pushKeys, pushBook := openPush(home, log)
 	a.push = push.New(push.Config{Book: pushBook, Keys: pushKeys, Bus: a.bus, Log: log})
 	a.search = search.New(search.Config{Dir: filepath.Join(home, search.DirName), Store: st, Logs: logs, Bus: a.bus, Log: log})
+	if a.hosts, err = openHosts(home, st, log); err != nil {
+		_ = st.Close()
+		return nil, err
+	}
 	a.parts = parts(a, h)
-	a.svc = service.New(service.Config{Tasks: a.tasks, Logs: logs, Chats: a.chats, Handoff: h, Opens: &a.opens, Show: a.open, Search: a.search, Activity: activity.New(st), Routines: a.routines,
+	a.svc = service.New(service.Config{Tasks: a.tasks, Logs: logs, Chats: a.chats, Handoff: h, Opens: &a.opens, Show: a.open, Search: a.search, Activity: activity.New(st), Routines: a.routines, Hosts: a.hosts,
 		PushKeys: pushKeys, PushBook: pushBook,
 		Providers: providers, Fallbacks: chatTasks, Prefs: st, Health: health,
 		Backup: &backup.Source{Store: st, Home: home}, UserHome: userHome, AtLogin: atLogin()})
@@ -156,7 +165,9 @@ func newApp(ctx context.Context, home string, served bool) (*App, error) {
 // (what healing changed is queued for it), then hand-off, which needs
 // both; notifications take the clicks that came while Conch started once
 // the tasks stand as healed, after Web Push, which carries what they
-// raise; the pruner last. Routines start after the hand-off, which
+// raise; the pruner last. Hosts start before anything that could reach
+// one, and stop after (closing their shared SSH connections). Routines
+// start after the hand-off, which
 // starts their runs (a catch-up run among them). Search follows the bus
 // before anything writes, so it misses nothing.
 func parts(a *App, h *handoff.Service) *startstop.Group {
@@ -169,6 +180,7 @@ func parts(a *App, h *handoff.Service) *startstop.Group {
 			return nil
 		}),
 		startstop.Opened("notifier", a.notifier.Close),
+		startstop.Part{Name: "hosts", Service: a.hosts},
 		startstop.Part{Name: "search", Service: a.search},
 		startstop.Part{Name: "chats", Service: a.chats},
 		startstop.Part{Name: "task runner", Service: a.tasks},
@@ -179,6 +191,29 @@ func parts(a *App, h *handoff.Service) *startstop.Group {
 		startstop.Part{Name: "notifications", Service: a.alerts},
 		startstop.Part{Name: "pruner", Service: a.prune},
 	)
+}
+
+// openHosts makes the hosts' service: ssh through the system's OpenSSH,
+// with Conch's own known_hosts in the home, the shared connections'
+// sockets in the runtime folder, and the ssh config file the preferences
+// name (none: the person's own).
+func openHosts(home string, st *store.Bolt, log *slog.Logger) (*host.Service, error) {
+	c, err := ssh.New(ssh.Config{KnownHosts: filepath.Join(home, "known_hosts"), ControlDir: sshControlDir(),
+		ConfigFileOf: func() string { return st.PreferencesOrDefaults().SSHConfig }})
+	if err != nil {
+		return nil, err
+	}
+	return host.New(host.Config{Store: st, SSH: c, Version: version.Get().Version, Log: log}), nil
+}
+
+// sshControlDir is where the shared SSH connections' sockets go: the
+// person's runtime folder, else a folder of their own in the temp folder
+// (short either way: a socket's path is limited to about 100 bytes).
+func sshControlDir() string {
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "conch-ssh")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("conch-ssh-%d", os.Getuid()))
 }
 
 // PushLoopbackEnv, set to 1, lets a browser subscribe with an http push

@@ -43,6 +43,8 @@ func (g *Gateway) routes() {
 	g.mux.HandleFunc("/api/push/subscriptions", g.pushSubscriptions)
 	g.mux.HandleFunc("/api/routines", g.routines)
 	g.mux.HandleFunc("/api/routines/", g.routineByID)
+	g.mux.HandleFunc("/api/hosts", g.hostList)
+	g.mux.HandleFunc("/api/hosts/", g.hostByID)
 	g.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errcode.NotFound, "No such API route: "+r.URL.Path)
 	})

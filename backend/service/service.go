@@ -19,12 +19,14 @@ import (
 	"conch/backend/doctor"
 	"conch/backend/errcode"
 	"conch/backend/handoff"
+	"conch/backend/host"
 	"conch/backend/output"
 	"conch/backend/pref"
 	"conch/backend/provider/registry"
 	"conch/backend/push"
 	"conch/backend/routine"
 	"conch/backend/search"
+	"conch/backend/store"
 	"conch/backend/task"
 	"conch/backend/taskrun"
 )
@@ -75,6 +77,12 @@ type API interface {
 	PatchRoutine(id string, req routine.PatchRequest) (routine.Card, error)
 	DeleteRoutine(id string) error
 	RunRoutine(id string) (task.Task, error)
+	ListHosts() (host.List, error)
+	GetHost(id string) (store.Host, error)
+	PutHost(id string, req host.PutRequest) (store.Host, error)
+	DeleteHost(id string) error
+	TestHost(id string) (host.TestResult, error)
+	AcceptHostKey(id string, req host.AcceptRequest) (store.Host, error)
 }
 
 var _ API = (*Service)(nil)
@@ -131,6 +139,9 @@ type Config struct {
 	PushBook *push.Book
 	// Routines keeps the routines (nil: not available).
 	Routines *routine.Service
+	// Hosts keeps the other computers reached over SSH (nil: not
+	// available).
+	Hosts *host.Service
 	// Opens is the last task a notification asked to show (TakeOpen).
 	Opens *Opens
 	// Show brings the window forward on a task's chat, as a click on its

@@ -29,6 +29,7 @@ import (
 	"conch/backend/doctor"
 	"conch/backend/errcode"
 	"conch/backend/event"
+	"conch/backend/host"
 	"conch/backend/pref"
 	"conch/backend/provider"
 	"conch/backend/provider/registry"
@@ -66,6 +67,7 @@ var enums = []struct {
 	{"backend/provider", "Category", "Category"},
 	{"backend/service", "ApprovalKind", "ApprovalKind"},
 	{"backend/store", "RoutineKind", "RoutineKind"},
+	{"backend/store", "HostStatus", "HostStatus"},
 }
 
 // records are the JSON records, under their TypeScript names; a record a
@@ -142,6 +144,13 @@ var records = []struct {
 	{routine.List{}, "RoutineList"},
 	{routine.CreateRequest{}, "CreateRoutineRequest"},
 	{routine.PatchRequest{}, "PatchRoutineRequest"},
+	{store.Host{}, "Host"},
+	{store.HostProvider{}, "HostProvider"},
+	{host.List{}, "HostList"},
+	{host.PutRequest{}, "PutHostRequest"},
+	{host.TestResult{}, "HostTestResult"},
+	{host.Runner{}, "HostRunner"},
+	{host.AcceptRequest{}, "AcceptHostKeyRequest"},
 	{errcode.Body{}, "ErrorBody"},
 	{errcode.Detail{}, "ErrorDetail"},
 }
@@ -169,6 +178,7 @@ func Generate() ([]byte, error) {
 		"backend/provider.Category":    reflect.TypeOf(provider.Category("")),
 		"backend/service.ApprovalKind": reflect.TypeOf(service.ApprovalKind("")),
 		"backend/store.RoutineKind":    reflect.TypeOf(store.RoutineKind("")),
+		"backend/store.HostStatus":     reflect.TypeOf(store.HostStatus("")),
 	}
 	for _, e := range enums {
 		rt, ok := enumTypes[e.pkg+"."+e.goType]

@@ -5,6 +5,11 @@ import type {
   ActivityPage,
   SearchResults,
   CreateRoutineRequest,
+  AcceptHostKeyRequest,
+  Host,
+  HostList,
+  HostTestResult,
+  PutHostRequest,
   PatchRoutineRequest,
   RoutineCard,
   RoutineList,
@@ -104,6 +109,16 @@ export interface Backend {
   deleteRoutine(id: string): Promise<void>;
   /** Starts a run now; rejects with `conflict` while the last run still works. */
   runRoutine(id: string): Promise<Task>;
+  /** Every host (another computer over SSH), oldest first, and the runner version this Conch would start there. */
+  listHosts(): Promise<HostList>;
+  getHost(id: string): Promise<Host>;
+  /** Adds a host (no rev; one that exists is `conflict`) or changes it (its rev). A bad target rejects with `invalid`. */
+  putHost(id: string, req: PutHostRequest): Promise<Host>;
+  deleteHost(id: string): Promise<void>;
+  /** Connects and reports what is there; an unknown or changed key, or a password prompt, is the host's status. */
+  testHost(id: string): Promise<HostTestResult>;
+  /** Accepts the key waiting for the host's OK; another fingerprint, or none waiting, is `conflict`. */
+  acceptHostKey(id: string, req: AcceptHostKeyRequest): Promise<Host>;
   /** The person's preferences. */
   preferences(): Promise<Preferences>;
   /** Saves the whole preferences object and returns what was saved; a bad value rejects with code `invalid`. */

@@ -303,6 +303,26 @@ export const RoutineKind = {
 } as const;
 export type RoutineKind = (typeof RoutineKind)[keyof typeof RoutineKind];
 
+/** HostStatus is where a host stands, as its last connection found it. */
+export const HostStatus = {
+  /** HostNew has not been tested yet. */
+  HostNew: 'new',
+  /** HostReady connected and ran Conch's test the last time. */
+  HostReady: 'ready',
+  /**
+   * HostUnknownKey shows a key no known_hosts file has: Fingerprint
+   * waits for the person's OK, and nothing connects until then.
+   */
+  HostUnknownKey: 'unknown-key',
+  /** HostKeyChanged shows a key other than the one accepted: refused. */
+  HostKeyChanged: 'key-changed',
+  /** HostNoKey took no key of the person's (it wants a password). */
+  HostNoKey: 'no-key',
+  /** HostUnreachable could not be reached, or ssh failed otherwise. */
+  HostUnreachable: 'unreachable',
+} as const;
+export type HostStatus = (typeof HostStatus)[keyof typeof HostStatus];
+
 /**
  * Task is the record of where one task stands. The API, the Wails bindings
  * and the store all use this shape.
@@ -790,6 +810,12 @@ export interface Preferences {
    * system's own state: an entry removed by hand reads as off.
    */
   openAtLogin?: boolean;
+  /**
+   * SSHConfig is the ssh config file Conch passes to ssh with -F when
+   * it reaches a host ("": none, so OpenSSH reads the person's own
+   * ~/.ssh/config, as in a terminal).
+   */
+  sshConfig?: string;
 }
 
 /** Limits are how many tasks of each kind may run at once. */
@@ -1293,6 +1319,106 @@ export interface PatchRoutineRequest {
 }
 
 /**
+ * Host is another computer Conch reaches over SSH, as stored. The host
+ * package owns what it means; the store only keeps it.
+ */
+export interface Host {
+  id: string;
+  name: string;
+  /** Target is an ssh config alias ("devbox") or user@host:port. */
+  target: string;
+  status: HostStatus;
+  /** Reason says why the status is what it is, in a sentence. */
+  reason?: string;
+  /** Version is the version of the Conch runner found there ("": none). */
+  version?: string;
+  /** Providers are the coding-agent CLIs found there at the last test. */
+  providers: HostProvider[] | null;
+  /**
+   * Limits are how many tasks may run there at once, apart from the
+   * ones on this computer.
+   */
+  limits: Limits;
+  /**
+   * Fingerprint is the SHA256 fingerprint of the host key waiting for
+   * the person's OK; PendingKey is that key's known_hosts line.
+   */
+  fingerprint?: string;
+  pendingKey?: string;
+  /** System is `uname -sm` there; User and Home whom Conch runs as. */
+  system?: string;
+  user?: string;
+  home?: string;
+  /** TestedAt is when it was last tested. */
+  testedAt?: string;
+  createdAt: string;
+  updatedAt: string;
+  /** Rev increases by one on every change. */
+  rev: number;
+}
+
+/** HostProvider is a coding-agent CLI found on the host user's PATH. */
+export interface HostProvider {
+  /** ID is the provider's ("claude", "codex", "gemini"). */
+  id: string;
+  path: string;
+  /** Version is the first line of its --version, in its own words. */
+  version: string;
+}
+
+/** List is every host, oldest first. */
+export interface HostList {
+  hosts: Host[] | null;
+  /** Runner is the runner's version this Conch would start on a host. */
+  runner: string;
+}
+
+/**
+ * PutRequest adds a host or changes one (PUT /api/hosts/:id). Without Rev
+ * it only adds: a host that exists already is a conflict. With Rev it
+ * changes the host whose rev that is.
+ */
+export interface PutHostRequest {
+  /** Name is what the person calls it ("": the id). */
+  name?: string;
+  target: string;
+  limits?: Limits;
+  rev?: number;
+}
+
+/**
+ * TestResult is a host after a test of its connection, and what was
+ * found of the runner there.
+ */
+export interface HostTestResult {
+  host: Host;
+  runner: HostRunner;
+  /** Took is how long the test took, in milliseconds. */
+  took: number;
+}
+
+/** Runner is what a test found of the Conch runner there. */
+export interface HostRunner {
+  /** Want is the version this Conch would run there. */
+  want: string;
+  /**
+   * Present says that version is there already (else the next round
+   * copies it on first use).
+   */
+  present: boolean;
+  /** Found are the versions there, oldest name first. */
+  found: string[] | null;
+}
+
+/**
+ * AcceptRequest accepts the key waiting for a host's OK
+ * (POST /api/hosts/:id/accept-key): the fingerprint shown to the person.
+ */
+export interface AcceptHostKeyRequest {
+  fingerprint: string;
+}
+
+/**
  * Body is the JSON shape of every error answer, over HTTP and through the
  * window's bindings alike.
  */
@@ -1309,6 +1435,7 @@ export interface ErrorDetail {
 /** The window's bindings, window.go.service.Service: API is every operation the surfaces offer, one to one with the frontend's Backend (frontend/src/lib/backend/backend.ts; its bindings are generated from this interface). *Service implements it. */
 export interface Bindings {
   About(): Promise<About>;
+  AcceptHostKey(id: string, req: AcceptHostKeyRequest): Promise<Host>;
   Activity(q: ActivityQuery): Promise<ActivityPage>;
   AnswerAsk(id: string, askID: string, allow: boolean): Promise<Conversation>;
   AnswerTask(id: string, askID: string, allow: boolean): Promise<Task>;
@@ -1316,16 +1443,19 @@ export interface Bindings {
   CreateConversation(req: CreateConversationRequest): Promise<Conversation>;
   CreateRoutine(req: CreateRoutineRequest): Promise<RoutineCard>;
   CreateTask(req: CreateTaskRequest): Promise<Task>;
+  DeleteHost(id: string): Promise<void>;
   DeleteProvider(id: string): Promise<void>;
   DeleteRoutine(id: string): Promise<void>;
   DeleteTask(id: string): Promise<void>;
   Doctor(): Promise<DoctorReport>;
   FindProviders(): Promise<Found>;
   GetConversation(id: string, before: number, limit: number): Promise<ConversationPage>;
+  GetHost(id: string): Promise<Host>;
   GetProvider(id: string): Promise<Provider>;
   GetRoutine(id: string): Promise<RoutineCard>;
   GetTask(id: string): Promise<Task>;
   ListConversations(q: ConversationQuery): Promise<ConversationList>;
+  ListHosts(): Promise<HostList>;
   ListProviders(): Promise<ProviderList>;
   ListRoutines(): Promise<RoutineList>;
   ListTasks(q: TaskQuery): Promise<TaskList>;
@@ -1335,6 +1465,7 @@ export interface Bindings {
   PatchRoutine(id: string, req: PatchRoutineRequest): Promise<RoutineCard>;
   Preferences(): Promise<Preferences>;
   PushKey(): Promise<PushKey>;
+  PutHost(id: string, req: PutHostRequest): Promise<Host>;
   PutProvider(id: string, cfg: ProviderConfig): Promise<Provider>;
   ReadOutput(id: string, offset: number, max: number): Promise<OutputChunk>;
   RemoveWorktree(id: string, confirm: boolean): Promise<Task>;
@@ -1349,5 +1480,6 @@ export interface Bindings {
   StopTask(id: string): Promise<Task>;
   SubscribePush(sub: PushSubscriptionRecord): Promise<PushSubscribed>;
   TakeOpen(): Promise<string>;
+  TestHost(id: string): Promise<HostTestResult>;
   UnsubscribePush(endpoint: string): Promise<void>;
 }

@@ -152,6 +152,20 @@ export function mockBackend(tasks: Task[] = []) {
     }),
     deleteRoutine: vi.fn(async (): Promise<void> => {}),
     runRoutine: vi.fn(async (): Promise<Task> => makeTask({ id: 'run' })),
+    listHosts: vi.fn(async () => ({ hosts: [], runner: '0.1.0' })),
+    getHost: vi.fn(async () => {
+      throw new ApiError('not_found', 'no such host', 404);
+    }),
+    putHost: vi.fn(async () => {
+      throw new ApiError('invalid', 'not in this test', 400);
+    }),
+    deleteHost: vi.fn(async (): Promise<void> => {}),
+    testHost: vi.fn(async () => {
+      throw new ApiError('not_found', 'no such host', 404);
+    }),
+    acceptHostKey: vi.fn(async () => {
+      throw new ApiError('conflict', 'no key waits', 409);
+    }),
     preferences: vi.fn(async () => ({ limits: { background: 3, helper: 4 }, notifications: { tasks: true, approvals: true }, budget: { monthly: 0, jobCap: 0 }, prices: {}, limitFallback: '', retentionDays: 90 })),
     setPreferences: vi.fn(async (p: Preferences) => p),
     saveBackup: vi.fn(async (withOutput: boolean) => ({ path: '', name: 'conch-backup.db', bytes: 1, tar: withOutput })),

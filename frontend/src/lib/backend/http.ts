@@ -8,6 +8,11 @@ import {
   type ActivityPage,
   type SearchResults,
   type CreateRoutineRequest,
+  type AcceptHostKeyRequest,
+  type Host,
+  type HostList,
+  type HostTestResult,
+  type PutHostRequest,
   type PatchRoutineRequest,
   type RoutineCard,
   type RoutineList,
@@ -58,6 +63,7 @@ export function eventsURL(loc: Pick<Location, 'protocol' | 'host'>): string {
 
 const taskPath = (id: string): string => `/api/tasks/${encodeURIComponent(id)}`;
 const routinePath = (id: string): string => `/api/routines/${encodeURIComponent(id)}`;
+const hostPath = (id: string): string => `/api/hosts/${encodeURIComponent(id)}`;
 const chatPath = (id: string): string => `/api/conversations/${encodeURIComponent(id)}`;
 const providerPath = (id: string): string => `/api/providers/${encodeURIComponent(id)}`;
 
@@ -213,6 +219,30 @@ export class HttpBackend implements Backend {
 
   runRoutine(id: string): Promise<Task> {
     return this.json<Task>('POST', `${routinePath(id)}/run`);
+  }
+
+  listHosts(): Promise<HostList> {
+    return this.json<HostList>('GET', '/api/hosts');
+  }
+
+  getHost(id: string): Promise<Host> {
+    return this.json<Host>('GET', hostPath(id));
+  }
+
+  putHost(id: string, req: PutHostRequest): Promise<Host> {
+    return this.json<Host>('PUT', hostPath(id), req);
+  }
+
+  async deleteHost(id: string): Promise<void> {
+    await this.request('DELETE', hostPath(id));
+  }
+
+  testHost(id: string): Promise<HostTestResult> {
+    return this.json<HostTestResult>('POST', `${hostPath(id)}/test`);
+  }
+
+  acceptHostKey(id: string, req: AcceptHostKeyRequest): Promise<Host> {
+    return this.json<Host>('POST', `${hostPath(id)}/accept-key`, req);
   }
 
   preferences(): Promise<Preferences> {

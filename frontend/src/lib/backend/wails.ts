@@ -8,6 +8,11 @@ import {
   type ActivityPage,
   type SearchResults,
   type CreateRoutineRequest,
+  type AcceptHostKeyRequest,
+  type Host,
+  type HostList,
+  type HostTestResult,
+  type PutHostRequest,
   type PatchRoutineRequest,
   type RoutineCard,
   type RoutineList,
@@ -156,6 +161,24 @@ export class WailsBackend implements Backend {
   }
   runRoutine(id: string): Promise<Task> {
     return call(() => this.app.RunRoutine(id));
+  }
+  listHosts(): Promise<HostList> {
+    return call(() => this.app.ListHosts());
+  }
+  getHost(id: string): Promise<Host> {
+    return call(() => this.app.GetHost(id));
+  }
+  putHost(id: string, req: PutHostRequest): Promise<Host> {
+    return call(() => this.app.PutHost(id, req));
+  }
+  async deleteHost(id: string): Promise<void> {
+    await call(() => this.app.DeleteHost(id));
+  }
+  testHost(id: string): Promise<HostTestResult> {
+    return call(() => this.app.TestHost(id));
+  }
+  acceptHostKey(id: string, req: AcceptHostKeyRequest): Promise<Host> {
+    return call(() => this.app.AcceptHostKey(id, req));
   }
   preferences(): Promise<Preferences> {
     return call(() => this.app.Preferences());

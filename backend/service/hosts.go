@@ -1,0 +1,77 @@
+package service
+
+import (
+	"context"
+	"time"
+
+	"conch/backend/host"
+	"conch/backend/store"
+)
+
+// testTimeout bounds a connection test: connecting (ssh's own timeout),
+// the key scan and the probe.
+const testTimeout = 60 * time.Second
+
+func (s *Service) hosts() (*host.Service, error) {
+	if s.cfg.Hosts == nil {
+		return nil, errUnavailable("Hosts")
+	}
+	return s.cfg.Hosts, nil
+}
+
+// ListHosts returns every host, oldest first.
+func (s *Service) ListHosts() (host.List, error) {
+	h, err := s.hosts()
+	if err != nil {
+		return host.List{}, err
+	}
+	return h.List()
+}
+
+// GetHost returns one host.
+func (s *Service) GetHost(id string) (store.Host, error) {
+	h, err := s.hosts()
+	if err != nil {
+		return store.Host{}, err
+	}
+	return h.Get(id)
+}
+
+// PutHost adds a host, or changes it when req carries its rev.
+func (s *Service) PutHost(id string, req host.PutRequest) (store.Host, error) {
+	h, err := s.hosts()
+	if err != nil {
+		return store.Host{}, err
+	}
+	rec, _, err := h.Put(id, req)
+	return rec, err
+}
+
+// DeleteHost removes a host.
+func (s *Service) DeleteHost(id string) error {
+	h, err := s.hosts()
+	if err != nil {
+		return err
+	}
+	return h.Delete(id)
+}
+
+// TestHost connects to a host and reports what it found there.
+func (s *Service) TestHost(id string) (host.TestResult, error) {
+	h, err := s.hosts()
+	if err != nil {
+		return host.TestResult{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	return h.Test(ctx, id)
+}
+
+// AcceptHostKey accepts the key waiting for a host's OK.
+func (s *Service) AcceptHostKey(id string, req host.AcceptRequest) (store.Host, error) {
+	h, err := s.hosts()
+	if err != nil {
+		return store.Host{}, err
+	}
+	return h.AcceptKey(id, req)
+}
