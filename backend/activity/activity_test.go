@@ -96,6 +96,14 @@ func TestActivityIsDayByDayNewestFirstWithEachDaysSpend(t *testing.T) {
 		t.Fatalf("one page of everything has a next: %q", p.Next)
 	}
 
+	mine, err := activity.New(st).Page(activity.Query{Zone: zone, Chat: chat.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(mine.Days); n != 2 || len(mine.Days[0].Rows) != 1 || mine.Days[0].Rows[0].Kind != activity.KindTurn || mine.Days[1].Spent != 0.05 {
+		t.Fatalf("one chat's rows: %+v", mine.Days)
+	}
+
 	failed, err := activity.New(st).Page(activity.Query{Zone: zone, Outcome: "failed"})
 	if err != nil {
 		t.Fatal(err)

@@ -36,6 +36,19 @@ export async function routines(ctx: Suite): Promise<void> {
     await until('it to run again on its schedule', async () => ((await card.getByTestId('next-run').textContent()) ?? '').startsWith('Next run'));
     await card.getByRole('button', { name: 'Open its chat' }).click();
     await page.locator('#chat').waitFor({ timeout: stepTimeout });
+    // Its run shows in Activity as a routine's, and narrows Activity to its chat.
+    await visit(page, 'activity');
+    const run = page.locator('#activity li.line', { has: page.locator('button.row[data-kind="routine"]', { hasText: 'Say hello on weekdays' }) }).first();
+    await run.waitFor({ timeout: stepTimeout });
+    await run.hover();
+    await run.locator('button.only').click();
+    await page.getByTestId('chat-filter').waitFor({ timeout: stepTimeout });
+    await until('only its chat to show', async () => {
+      const titles = await page.locator('#activity button.row .title').allTextContents();
+      return titles.length > 0 && titles.every((t) => t === 'Say hello on weekdays');
+    });
+    await page.getByRole('button', { name: 'Show every chat' }).click();
+    await until('every chat to show again', async () => (await page.getByTestId('chat-filter').count()) === 0);
     await visit(page, 'routines');
     const again = page.locator('#routines li.card', { hasText: 'Say hello on weekdays' });
     await again.getByRole('button', { name: 'Delete' }).click();
