@@ -114,7 +114,7 @@ test-go: ## only the Go tests, with the race detector
 e2e: build e2e-only ## only the browser e2e tests against build/bin/conch serve
 
 e2e-only:
-	go build -o $(AGENTSERVERS) ./backend/internal/testrig/agentrig/agentservers
+	go build -o $(AGENTSERVERS) ./backend/testrig/agentrig/agentservers
 	CONCH_BIN=$(CURDIR)/$(BIN) CONCH_AGENT_SERVERS=$(CURDIR)/$(AGENTSERVERS) npm --prefix frontend run e2e
 
 smoke: build ## only the desktop smoke test (Xvfb; screenshot in build/test-artifacts)
@@ -133,7 +133,7 @@ lint: ## go vet (also for Windows) and staticcheck (plain and desktop tags), fro
 	exit $$rc
 
 load: build ## 200 loopback clients on a real conch serve for 60 s: latency percentiles; fails on any 5xx or unanswered request
-	go run ./backend/internal/devcmd/load -bin $(BIN) -clients 200 -duration 60s
+	go run ./backend/devcmd/load -bin $(BIN) -clients 200 -duration 60s
 
 bench: build ## the benchmarks and the UI frame-time run: one table against the machine's limits (build/bench.txt)
 	scripts/bench

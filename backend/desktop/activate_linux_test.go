@@ -7,7 +7,7 @@ import (
 
 	"github.com/godbus/dbus/v5"
 
-	"conch/backend/internal/testrig/dbustest"
+	"conch/backend/testrig/dbustest"
 )
 
 // firstInstance stands in for Wails' single-instance listener in the Conch

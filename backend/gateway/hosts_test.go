@@ -18,7 +18,7 @@ import (
 	"conch/backend/event"
 	"conch/backend/gateway"
 	"conch/backend/host"
-	"conch/backend/internal/testrig/sshd"
+	"conch/backend/testrig/sshd"
 	"conch/backend/remote/ssh"
 	"conch/backend/service"
 	"conch/backend/store"

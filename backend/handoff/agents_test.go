@@ -11,8 +11,8 @@ import (
 
 	"conch/backend/chattask"
 	"conch/backend/handoff"
-	"conch/backend/internal/testrig/agentrig"
-	"conch/backend/internal/testrig/modelserver"
+	"conch/backend/testrig/agentrig"
+	"conch/backend/testrig/modelserver"
 	"conch/backend/provider"
 	"conch/backend/provider/agentcli"
 	"conch/backend/task"

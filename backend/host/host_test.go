@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"conch/backend/internal/testrig/sshd"
+	"conch/backend/testrig/sshd"
 	"conch/backend/remote/ssh"
 	"conch/backend/store"
 )

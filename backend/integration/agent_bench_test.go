@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"conch/backend/conversation"
-	"conch/backend/internal/testrig/agentbin"
-	"conch/backend/internal/testrig/agentrig"
-	"conch/backend/internal/testrig/modelserver"
+	"conch/backend/testrig/agentbin"
+	"conch/backend/testrig/agentrig"
+	"conch/backend/testrig/modelserver"
 	"conch/backend/task"
 )
 

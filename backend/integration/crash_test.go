@@ -23,7 +23,7 @@ import (
 	"github.com/coder/websocket"
 
 	"conch/backend/conversation"
-	"conch/backend/internal/testrig/modelserver"
+	"conch/backend/testrig/modelserver"
 	"conch/backend/procmark"
 	"conch/backend/store"
 	"conch/backend/task"

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"conch/backend/internal/testrig/modelserver"
-	"conch/backend/internal/testrig/modelserver/chatcompletions"
-	"conch/backend/internal/testrig/secrettest"
+	"conch/backend/testrig/modelserver"
+	"conch/backend/testrig/modelserver/chatcompletions"
+	"conch/backend/testrig/secrettest"
 	"conch/backend/provider/registry"
 )
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"conch/backend/internal/testrig/modelserver"
-	"conch/backend/internal/testrig/modelserver/chatcompletions"
+	"conch/backend/testrig/modelserver"
+	"conch/backend/testrig/modelserver/chatcompletions"
 )
 
 // The scripted model is a real HTTP server on loopback (a paced

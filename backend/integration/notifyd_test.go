@@ -7,7 +7,7 @@ import (
 
 	"github.com/godbus/dbus/v5"
 
-	"conch/backend/internal/testrig/dbustest"
+	"conch/backend/testrig/dbustest"
 )
 
 // notifyd is a notification server (org.freedesktop.Notifications) on a

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"conch/backend/conversation"
-	"conch/backend/internal/testrig/modelserver"
-	"conch/backend/internal/testrig/modelserver/chatcompletions"
+	"conch/backend/testrig/modelserver"
+	"conch/backend/testrig/modelserver/chatcompletions"
 	"conch/backend/task"
 )
 

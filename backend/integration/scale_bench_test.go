@@ -13,7 +13,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"conch/backend/internal/testrig/seed"
+	"conch/backend/testrig/seed"
 	"conch/backend/service"
 )
 

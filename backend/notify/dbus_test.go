@@ -13,7 +13,7 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"conch/backend/event"
-	"conch/backend/internal/testrig/dbustest"
+	"conch/backend/testrig/dbustest"
 	"conch/backend/notify"
 	"conch/backend/output"
 	"conch/backend/pref"

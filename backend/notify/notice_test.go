@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"conch/backend/event"
-	"conch/backend/internal/testrig/dbustest"
+	"conch/backend/testrig/dbustest"
 	"conch/backend/pref"
 	"conch/backend/task"
 )

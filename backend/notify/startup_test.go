@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"conch/backend/event"
-	"conch/backend/internal/testrig/dbustest"
+	"conch/backend/testrig/dbustest"
 	"conch/backend/notify"
 	"conch/backend/output"
 	"conch/backend/provider/shell"

@@ -14,7 +14,7 @@ import (
 	"github.com/blevesearch/bleve/v2/search/query"
 
 	"conch/backend/event"
-	"conch/backend/internal/testrig/seed"
+	"conch/backend/testrig/seed"
 	"conch/backend/search"
 	"conch/backend/store"
 	"conch/backend/task"

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"conch/backend/event"
-	"conch/backend/internal/testrig/seed"
+	"conch/backend/testrig/seed"
 	"conch/backend/output"
 	"conch/backend/search"
 	"conch/backend/store"

@@ -6,7 +6,7 @@
 // errors, whose codes the surfaces map (errcode).
 package service
 
-//go:generate go run conch/backend/internal/devcmd/contract/gen
+//go:generate go run conch/backend/devcmd/contract/gen
 
 import (
 	"context"

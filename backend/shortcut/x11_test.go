@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"conch/backend/internal/testrig/xvfbtest"
+	"conch/backend/testrig/xvfbtest"
 )
 
 // xvfb starts a virtual X display of the test's own and points DISPLAY at it.

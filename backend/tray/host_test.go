@@ -6,7 +6,7 @@ import (
 
 	"github.com/godbus/dbus/v5"
 
-	"conch/backend/internal/testrig/dbustest"
+	"conch/backend/testrig/dbustest"
 )
 
 // waitChanged fails the test when ch is not closed within the deadline.

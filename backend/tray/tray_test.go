@@ -17,7 +17,7 @@ import (
 
 	"conch/backend/ask"
 	"conch/backend/event"
-	"conch/backend/internal/testrig/dbustest"
+	"conch/backend/testrig/dbustest"
 	"conch/backend/task"
 )
 

@@ -77,7 +77,7 @@ const quantile = (sorted: number[], q: number): number => sorted[Math.min(sorted
 function seed(home: string): void {
   const built = process.env.CONCH_SEEDTASKS;
   if (built) execFileSync(built, ['-home', home, '-n', String(seeded)], { stdio: 'inherit' });
-  else execFileSync('go', ['run', './backend/internal/devcmd/seedtasks', '-home', home, '-n', String(seeded)], { cwd: root, stdio: 'inherit' });
+  else execFileSync('go', ['run', './backend/devcmd/seedtasks', '-home', home, '-n', String(seeded)], { cwd: root, stdio: 'inherit' });
 }
 
 /**

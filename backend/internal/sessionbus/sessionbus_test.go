@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"conch/backend/internal/testrig/dbustest"
+	"conch/backend/testrig/dbustest"
 )
 
 func TestConnectOnlyWhenThereIsABus(t *testing.T) {

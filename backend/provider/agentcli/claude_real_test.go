@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"conch/backend/internal/testrig/agentbin"
-	"conch/backend/internal/testrig/agentrig"
-	"conch/backend/internal/testrig/modelserver"
-	"conch/backend/internal/testrig/modelserver/anthropic"
+	"conch/backend/testrig/agentbin"
+	"conch/backend/testrig/agentrig"
+	"conch/backend/testrig/modelserver"
+	"conch/backend/testrig/modelserver/anthropic"
 	"conch/backend/provider"
 	"conch/backend/task"
 )

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"conch/backend/internal/testrig/agentbin"
-	"conch/backend/internal/testrig/agentrig"
-	"conch/backend/internal/testrig/modelserver"
-	"conch/backend/internal/testrig/modelserver/responses"
+	"conch/backend/testrig/agentbin"
+	"conch/backend/testrig/agentrig"
+	"conch/backend/testrig/modelserver"
+	"conch/backend/testrig/modelserver/responses"
 	"conch/backend/provider"
 	"conch/backend/task"
 )

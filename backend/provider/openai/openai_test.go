@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"conch/backend/internal/testrig/modelserver"
-	"conch/backend/internal/testrig/modelserver/chatcompletions"
+	"conch/backend/testrig/modelserver"
+	"conch/backend/testrig/modelserver/chatcompletions"
 	"conch/backend/provider"
 	"conch/backend/provider/internal/wiretest"
 )

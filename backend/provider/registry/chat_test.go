@@ -10,8 +10,8 @@ import (
 	"conch/backend/chat"
 	"conch/backend/conversation"
 	"conch/backend/event"
-	"conch/backend/internal/testrig/modelserver"
-	"conch/backend/internal/testrig/modelserver/chatcompletions"
+	"conch/backend/testrig/modelserver"
+	"conch/backend/testrig/modelserver/chatcompletions"
 	"conch/backend/output"
 	"conch/backend/provider/registry"
 )

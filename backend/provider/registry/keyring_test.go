@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"conch/backend/internal/testrig/secrettest"
+	"conch/backend/testrig/secrettest"
 	"conch/backend/provider/registry"
 	"conch/backend/store"
 )

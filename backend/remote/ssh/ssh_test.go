@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"conch/backend/internal/testrig/sshd"
+	"conch/backend/testrig/sshd"
 )
 
 // client is a Client for s, with Conch's known_hosts and sockets in dirs

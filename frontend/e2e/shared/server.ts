@@ -76,14 +76,14 @@ export function startOtherPortServer(appOrigin: string): Promise<{ origin: strin
 
 /**
  * Starts the scripted model servers of the real coding-agent CLIs
- * (backend/internal/testrig/agentrig/agentservers, built by `make e2e` and named by
+ * (backend/testrig/agentrig/agentservers, built by `make e2e` and named by
  * CONCH_AGENT_SERVERS) and resolves with the environment that runs Claude
  * Code, Codex and Gemini CLI against them.
  */
 export function startAgentServers(): Promise<{ env: Record<string, string>; close: () => void }> {
   const cmd = process.env.CONCH_AGENT_SERVERS;
   if (!cmd || !existsSync(cmd)) {
-    return Promise.reject(new Error('CONCH_AGENT_SERVERS names no agentservers binary (make e2e builds it: go build -o build/bin/agentservers ./backend/internal/testrig/agentrig/agentservers)'));
+    return Promise.reject(new Error('CONCH_AGENT_SERVERS names no agentservers binary (make e2e builds it: go build -o build/bin/agentservers ./backend/testrig/agentrig/agentservers)'));
   }
   const child = spawn(cmd, [temp('conch-e2e-agents-')], { stdio: ['pipe', 'pipe', 'inherit'] });
   const close = () => {
