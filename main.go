@@ -5,6 +5,7 @@
 //	conch doctor                            say what is wrong and where to fix it
 //	conch backup FILE [--with-output]       save a live backup of the home's store
 //	conch restore FILE [--replace]          bring a backup back into a home no Conch runs on
+//	conch runner [--home DIR] [--socket P]  run headless on a host, serving on a Unix socket
 //	conch tasks | run | logs | stop | …     drive a running Conch (backend/cli)
 //	conch version
 package main
@@ -57,7 +58,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		args, _ = notify.LaunchedByToast(args)
 	}
 	return cli.Run(args, stdout, stderr, cli.Config{
-		Home: homeDir, Desktop: runDesktop, Serve: runServe, Doctor: runDoctor,
+		Home: homeDir, Desktop: runDesktop, Serve: runServe, Doctor: runDoctor, Runner: runRunner,
 	})
 }
 

@@ -46,6 +46,9 @@ type Config struct {
 	// Desktop (no verb: open the window), Serve and Doctor are the
 	// binary's own commands, given their arguments as typed.
 	Desktop, Serve, Doctor func(args []string, stdout, stderr io.Writer) int
+	// Runner is `conch runner`, the headless Conch a host runs (nil: this
+	// binary has none).
+	Runner func(args []string, stdout, stderr io.Writer) int
 }
 
 // exitError ends a verb with code; its message (when not empty) has been
@@ -131,6 +134,9 @@ func newRoot(cfg Config, stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(passThrough(cfg.Serve, serveHelp, stdout, stderr), passThrough(cfg.Doctor, doctorHelp, stdout, stderr),
 		passThrough(backupCommand(cfg), backupHelp, stdout, stderr), passThrough(restoreCommand(cfg), restoreHelp, stdout, stderr),
 		v.version())
+	if cfg.Runner != nil {
+		root.AddCommand(passThrough(cfg.Runner, runnerHelp, stdout, stderr))
+	}
 	root.AddCommand(v.tasks(), v.run(), v.logs(), v.stop(), v.retry(), v.resume(), v.rm(), v.answer(), v.open())
 	root.SetHelpCommandGroupID("app")
 	root.SetCompletionCommandGroupID("app")
@@ -193,6 +199,21 @@ unless --allow-remote is given (the link is then plain HTTP).`,
 	flags: func(c *cobra.Command) {
 		c.Flags().String("addr", "127.0.0.1:7420", "address to listen on (loopback only unless --allow-remote); port 0 picks a free port")
 		c.Flags().Bool("allow-remote", false, "allow an --addr beyond this machine (served over plain HTTP)")
+	},
+}
+
+var runnerHelp = help{
+	use:   "runner [--home DIR] [--socket PATH]",
+	short: "Run headless on a host: tasks and the API on a Unix socket",
+	long: `Run Conch without a window for another computer to drive: its own home and store, shell
+tasks, and Conch's API and event stream on a Unix socket (its folder 0700, the socket 0600),
+behind the sign-in token in the home (gateway-token). It carries on when the session that
+started it ends, keeps its pid in PATH.pid, and ends on SIGTERM (running tasks become
+interrupted, resumable). A second runner on the same home or socket is refused. Chats and
+agent CLIs are not served by a runner yet. Its --home defaults to ~/.conch-remote/home.`,
+	example: "  conch runner --home ~/.conch-remote/home --socket $XDG_RUNTIME_DIR/conch/runner.sock",
+	flags: func(c *cobra.Command) {
+		c.Flags().String("socket", "", "the Unix socket to serve on (default $XDG_RUNTIME_DIR/conch/runner.sock, else ~/.conch-remote/run/runner.sock)")
 	},
 }
 

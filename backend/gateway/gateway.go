@@ -89,6 +89,24 @@ func New(cfg Config, addr string) (*Gateway, error) {
 	return g, nil
 }
 
+// SocketHost is the one Host a gateway on a Unix socket answers as (a
+// runner's, reached through an SSH-forwarded socket): no port, no other
+// name, and no browser origin but its own.
+const SocketHost = "localhost"
+
+// NewSocket returns the handler for a server on a Unix socket (a host's
+// runner). Only the socket's own user can connect (its folder is 0700,
+// the socket 0600), and every API request still needs the token.
+func NewSocket(cfg Config) *Gateway {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	g := &Gateway{cfg: cfg, api: cfg.API, hosts: map[string]bool{SocketHost: true},
+		mux: http.NewServeMux(), tickets: newTickets()}
+	g.routes()
+	return g
+}
+
 // ServeHTTP checks Host, Origin and the token, then routes. The page and
 // its assets need no token (they hold none: the page keeps the one from its
 // sign-in link); every API route needs it as a Bearer header, and the event

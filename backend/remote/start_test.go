@@ -35,7 +35,7 @@ func TestCommandStartsTheRunnerDetached(t *testing.T) {
 	s := Start{Bin: bin, Home: filepath.Join(dir, "home \"h\""), Socket: filepath.Join(dir, "s'ock")}
 	// No systemd-run on this PATH: the setsid branch runs.
 	sh := exec.Command("/bin/sh", "-c", s.Command())
-	sh.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir}
+	sh.Env = []string{"PATH=" + tools(t, "mkdir", "setsid", "cut", "sed", "readlink", "mv"), "HOME=" + dir}
 	out, err := sh.CombinedOutput()
 	if err != nil {
 		t.Fatalf("start line: %v\n%s", err, out)
@@ -103,4 +103,19 @@ func sessionOf(t *testing.T, pid int) int {
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
 	n, _ := strconv.Atoi(f[3])
 	return n
+}
+
+// tools is a folder holding only the named commands, for a PATH.
+func tools(t *testing.T, names ...string) string {
+	dir := t.TempDir()
+	for _, n := range names {
+		p, err := exec.LookPath(n)
+		if err != nil {
+			t.Skipf("no %s here: %v", n, err)
+		}
+		if err := os.Symlink(p, filepath.Join(dir, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
