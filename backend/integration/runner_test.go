@@ -352,3 +352,81 @@ func pathOf(t *testing.T, names ...string) string {
 	}
 	return dir
 }
+
+// Another user of the same computer cannot reach the runner's socket: its
+// folder is 0700 and the socket 0600, each enough alone. (Opened up by
+// hand, the same probe connects and still meets the token check, which
+// shows the probe itself works.)
+func TestRunnerSocketIsNotReachableByAnotherUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to make a second Unix user to connect as")
+	}
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Skip("needs curl to connect to a Unix socket as another user:", err)
+	}
+	uid, gid := otherUser(t)
+	base, err := os.MkdirTemp("", "conch-sock-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(base, "run", "runner.sock")
+	startRunner(t, t.TempDir(), sock)
+	probe := func() (int, string) {
+		cmd := exec.Command(curl, "-s", "-o", "/dev/null", "-w", "%{http_code}", "--unix-socket", sock, "http://localhost/api/tasks")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
+		cmd.Dir = "/"
+		out, err := cmd.Output()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode(), string(out)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0, string(out)
+	}
+	const couldNotConnect = 7
+	if code, out := probe(); code != couldNotConnect {
+		t.Fatalf("another user reached the socket: curl exit %d, %q", code, out)
+	}
+	if err := os.Chmod(filepath.Dir(sock), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := probe(); code != couldNotConnect {
+		t.Fatalf("another user reached the 0600 socket in an open folder: curl exit %d, %q", code, out)
+	}
+	if err := os.Chmod(sock, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := probe(); code != 0 || out != "401" {
+		t.Fatalf("the probe of an opened-up socket: curl exit %d, %q; want it to connect and meet the token check (401)", code, out)
+	}
+}
+
+// otherUser makes a Unix user for the test (removed after it) and returns
+// its uid and gid.
+func otherUser(t *testing.T) (uid, gid uint32) {
+	t.Helper()
+	name := fmt.Sprintf("conchit%d", os.Getpid()%100000)
+	if out, err := exec.Command("useradd", "-M", "-U", "-s", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
+		t.Skipf("cannot make a second Unix user: %v %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("userdel", name).Run() })
+	id := func(flag string) uint32 {
+		out, err := exec.Command("id", flag, name).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(string(out)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return uint32(n)
+	}
+	return id("-u"), id("-g")
+}
