@@ -53,7 +53,7 @@ NSIS_DEFINES = -DVERSION=$(VERSION) -DVERSION_BASE=$(shell scripts/version --bas
 	$(if $(wildcard $(WEBVIEW2_SETUP)),-DWEBVIEW2_BOOTSTRAPPER=$(notdir $(WEBVIEW2_SETUP)))
 
 .PHONY: help setup setup-test build frontend run test test-go dist dist-linux dist-test dist-test-only e2e e2e-only smoke lint bench load fuzz crash version icon clean \
-	dist-windows windows-installer dist-windows-test
+	dist-windows windows-installer dist-windows-test remote
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  make %-17s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -108,6 +108,10 @@ dist-test-only:
 	scripts/dist linux
 	scripts/dist-test
 
+remote: ## the static Linux conch a host runs (conch runner): build/remote/<version>/conch-linux-{amd64,arm64}, a .sha256 beside each; no cgo, no desktop tags, checked
+	@[ -n "$(VERSION)" ] || { scripts/version; echo "make remote: scripts/version gave no version" >&2; exit 1; }
+	scripts/remote $(VERSION) "$(LDFLAGS)"
+
 test-go: ## only the Go tests, with the race detector
 	go test $(GOTESTFLAGS) ./...
 
@@ -161,6 +165,6 @@ dist-windows-test: dist-windows ## build the Windows installer, install and unin
 icon: ## redraw the app icon (build/appicon.png and the window icon in backend/desktop)
 	scripts/icon
 
-clean: ## remove build outputs (build/bin, build/dist, build/test-artifacts, frontend/dist's build)
-	rm -rf build/bin build/dist $(ARTIFACTS) build/.cache
+clean: ## remove build outputs (build/bin, build/dist, build/remote, build/test-artifacts, frontend/dist's build)
+	rm -rf build/bin build/dist build/remote $(ARTIFACTS) build/.cache
 	find frontend/dist -mindepth 1 ! -name .gitkeep -delete 2>/dev/null || true
