@@ -26,7 +26,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -37,10 +36,10 @@ import (
 	"conch/backend/doctor"
 	"conch/backend/errcode"
 	"conch/backend/gateway"
+	"conch/backend/hostrunner"
 	"conch/backend/notify"
 	"conch/backend/provider/shell"
 	"conch/backend/service"
-	"conch/backend/startstop"
 	"conch/backend/task"
 )
 
@@ -58,7 +57,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		args, _ = notify.LaunchedByToast(args)
 	}
 	return cli.Run(args, stdout, stderr, cli.Config{
-		Home: homeDir, Desktop: runDesktop, Serve: runServe, Doctor: runDoctor, Runner: runRunner,
+		Home: homeDir, Desktop: runDesktop, Serve: runServe, Doctor: runDoctor, Runner: hostrunner.Run,
 	})
 }
 
@@ -145,7 +144,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	select {
-	case err := <-gw.failed:
+	case err := <-gw.Failed():
 		fmt.Fprintln(stderr, "conch: serve:", err)
 		gw.Stop()
 		return 1
@@ -155,27 +154,18 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// servedGateway is the gateway as a long-lived part: Start serves it in
-// the background, prints the sign-in URL and records it for `conch
-// doctor`; Stop shuts it down (WebSocket streams too) and lets the record
-// go. Stop is safe twice and before Start, Start twice is an error.
+// servedGateway is the app's gateway on its TCP listener: a
+// gateway.Serving that, as it starts, prints the sign-in URL and records
+// where it serves for `conch doctor`, and lets that record go as it stops.
 type servedGateway struct {
-	app     *App
-	ln      net.Listener
-	srv     *gateway.Server
+	*gateway.Serving
 	base    string
 	token   string
-	stdout  io.Writer
 	urlPath string
-	failed  chan error // a serve that ended by itself
-
-	mu   sync.Mutex
-	life startstop.State
 }
 
-// urlFile records where a running Conch serves, for `conch doctor` and
-// the verbs that drive it.
-const urlFile = client.URLFile
+// urlFile records where a running Conch serves, for `conch doctor`.
+const urlFile = "gateway-url"
 
 // newGateway readies the app's gateway on ln (from gateway.Listen, which
 // names the hosts beyond loopback it may answer as); it serves once
@@ -196,53 +186,23 @@ func newGateway(app *App, ln net.Listener, hosts []string, stdout, stderr io.Wri
 		ln.Close()
 		return nil, err
 	}
-	return &servedGateway{
-		app: app, ln: ln, srv: gateway.NewServer(gw, log, gateway.Limits{}), token: token, stdout: stdout,
-		base: "http://" + displayAddr(ln.Addr()), urlPath: filepath.Join(app.home, urlFile), failed: make(chan error, 1),
-	}, nil
-}
-
-func (g *servedGateway) Start(ctx context.Context) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if _, err := g.life.Start(ctx); err != nil {
-		return fmt.Errorf("start the gateway: %w", err)
-	}
-	if err := os.WriteFile(g.urlPath, []byte(g.base+"\n"), 0o600); err != nil {
-		return fmt.Errorf("record the gateway address: %w", err)
-	}
-	// The token rides in the fragment: a browser never sends it to a
-	// server, a log or a Referer; the page keeps it for this tab.
-	fmt.Fprintf(g.stdout, "conch: serving %s/#token=%s\n", g.base, g.token)
-	g.life.WG.Add(1)
-	go func() {
-		defer g.life.WG.Done()
-		if err := g.srv.Serve(g.ln); !errors.Is(err, http.ErrServerClosed) {
-			g.failed <- err
+	g := &servedGateway{Serving: gateway.NewServing(gateway.NewServer(gw, log, gateway.Limits{}), ln, app.bus),
+		base: "http://" + displayAddr(ln.Addr()), token: token, urlPath: filepath.Join(app.home, urlFile)}
+	g.Opened = func() error {
+		if err := os.WriteFile(g.urlPath, []byte(g.base+"\n"), 0o600); err != nil {
+			return fmt.Errorf("record the gateway address: %w", err)
 		}
-	}()
-	return nil
-}
-
-func (g *servedGateway) Stop() {
-	g.mu.Lock()
-	closed, started := g.life.Closed(), g.life.Open()
-	g.mu.Unlock()
-	if closed {
-		return
+		// The token rides in the fragment: a browser never sends it to a
+		// server, a log or a Referer; the page keeps it for this tab.
+		fmt.Fprintf(stdout, "conch: serving %s/#token=%s\n", g.base, g.token)
+		return nil
 	}
-	if started {
+	g.Closed = func() {
 		if b, err := os.ReadFile(g.urlPath); err == nil && strings.TrimSpace(string(b)) == g.base {
 			_ = os.Remove(g.urlPath)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		g.app.bus.Close() // ends WebSocket streams, which Shutdown does not wait for
-		_ = g.srv.Shutdown(ctx)
-	} else {
-		g.ln.Close()
 	}
-	g.life.Stop(&g.mu, nil)
+	return g, nil
 }
 
 // startGateway makes the app's gateway on ln and starts it.

@@ -1,14 +1,9 @@
 package store
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"conch/backend/pref"
 )
@@ -82,51 +77,19 @@ type Host struct {
 // Records that cannot be decoded are left out and named in an error
 // matching ErrCorrupt, returned with the others.
 func (b *Bolt) Hosts() ([]Host, error) {
-	hs := []Host{}
-	var bad []string
-	err := b.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketHosts).ForEach(func(k, v []byte) error {
-			var h Host
-			if err := json.Unmarshal(v, &h); err != nil || !bytes.Equal([]byte(h.ID), k) {
-				bad = append(bad, string(k))
-				return nil
-			}
-			hs = append(hs, h)
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list hosts: %w", err)
-	}
+	hs, err := listRecords(b, bucketHosts, "hosts", func(h Host) string { return h.ID })
 	slices.SortFunc(hs, func(a, b Host) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
-	if len(bad) > 0 {
-		return hs, fmt.Errorf("list hosts: %w: %s", ErrCorrupt, strings.Join(bad, ", "))
-	}
-	return hs, nil
+	return hs, err
 }
 
 // PutHost writes h durably, in one transaction.
-func (b *Bolt) PutHost(h Host) error {
-	v, err := json.Marshal(h)
-	if err != nil {
-		return fmt.Errorf("put host %s: %w", h.ID, err)
-	}
-	if err := b.submit(op{bucket: bucketHosts, key: []byte(h.ID), value: v}); err != nil {
-		return fmt.Errorf("put host %s: %w", h.ID, err)
-	}
-	return nil
-}
+func (b *Bolt) PutHost(h Host) error { return putRecord(b, bucketHosts, "host", h.ID, h) }
 
 // DeleteHost removes a host durably, or returns an error matching
 // ErrNotFound.
-func (b *Bolt) DeleteHost(id string) error {
-	if err := b.submit(op{bucket: bucketHosts, key: []byte(id), del: true, mustExist: true}); err != nil {
-		return fmt.Errorf("delete host %s: %w", id, err)
-	}
-	return nil
-}
+func (b *Bolt) DeleteHost(id string) error { return deleteRecord(b, bucketHosts, "host", id) }

@@ -1,8 +1,6 @@
 package store
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -58,39 +56,14 @@ var _ Providers = (*Bolt)(nil)
 // cannot be decoded are left out and named in an error matching ErrCorrupt,
 // returned with the others.
 func (b *Bolt) ProviderConfigs() ([]ProviderConfig, error) {
-	cs := []ProviderConfig{}
-	var bad []string
-	err := b.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketProviders).ForEach(func(k, v []byte) error {
-			var c ProviderConfig
-			if err := json.Unmarshal(v, &c); err != nil || !bytes.Equal([]byte(c.ID), k) {
-				bad = append(bad, string(k))
-				return nil
-			}
-			cs = append(cs, c)
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list providers: %w", err)
-	}
+	cs, err := listRecords(b, bucketProviders, "providers", func(c ProviderConfig) string { return c.ID })
 	slices.SortFunc(cs, func(a, b ProviderConfig) int { return strings.Compare(a.ID, b.ID) })
-	if len(bad) > 0 {
-		return cs, fmt.Errorf("list providers: %w: %s", ErrCorrupt, strings.Join(bad, ", "))
-	}
-	return cs, nil
+	return cs, err
 }
 
 // PutProviderConfig writes c durably.
 func (b *Bolt) PutProviderConfig(c ProviderConfig) error {
-	v, err := json.Marshal(c)
-	if err != nil {
-		return fmt.Errorf("put provider %s: %w", c.ID, err)
-	}
-	if err := b.submit(op{bucket: bucketProviders, key: []byte(c.ID), value: v}); err != nil {
-		return fmt.Errorf("put provider %s: %w", c.ID, err)
-	}
-	return nil
+	return putRecord(b, bucketProviders, "provider", c.ID, c)
 }
 
 // DeleteProviderConfig removes a provider and its stored key in one

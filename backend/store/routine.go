@@ -1,14 +1,9 @@
 package store
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"conch/backend/task"
 )
@@ -75,51 +70,19 @@ type Routine struct {
 // id). Records that cannot be decoded are left out and named in an error
 // matching ErrCorrupt, returned with the others.
 func (b *Bolt) Routines() ([]Routine, error) {
-	rs := []Routine{}
-	var bad []string
-	err := b.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketRoutines).ForEach(func(k, v []byte) error {
-			var r Routine
-			if err := json.Unmarshal(v, &r); err != nil || !bytes.Equal([]byte(r.ID), k) {
-				bad = append(bad, string(k))
-				return nil
-			}
-			rs = append(rs, r)
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list routines: %w", err)
-	}
+	rs, err := listRecords(b, bucketRoutines, "routines", func(r Routine) string { return r.ID })
 	slices.SortFunc(rs, func(a, b Routine) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
-	if len(bad) > 0 {
-		return rs, fmt.Errorf("list routines: %w: %s", ErrCorrupt, strings.Join(bad, ", "))
-	}
-	return rs, nil
+	return rs, err
 }
 
 // PutRoutine writes r durably, in one transaction.
-func (b *Bolt) PutRoutine(r Routine) error {
-	v, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("put routine %s: %w", r.ID, err)
-	}
-	if err := b.submit(op{bucket: bucketRoutines, key: []byte(r.ID), value: v}); err != nil {
-		return fmt.Errorf("put routine %s: %w", r.ID, err)
-	}
-	return nil
-}
+func (b *Bolt) PutRoutine(r Routine) error { return putRecord(b, bucketRoutines, "routine", r.ID, r) }
 
 // DeleteRoutine removes a routine durably, or returns an error matching
 // ErrNotFound. The tasks and chats of its runs stay.
-func (b *Bolt) DeleteRoutine(id string) error {
-	if err := b.submit(op{bucket: bucketRoutines, key: []byte(id), del: true, mustExist: true}); err != nil {
-		return fmt.Errorf("delete routine %s: %w", id, err)
-	}
-	return nil
-}
+func (b *Bolt) DeleteRoutine(id string) error { return deleteRecord(b, bucketRoutines, "routine", id) }

@@ -87,7 +87,8 @@ var floors = map[string]int{
 	"conch/backend/desktop":                             9,
 	"conch/backend/service":                             8,
 	"conch/backend/gateway":                             9,
-	"conch":                                             10,
+	"conch/backend/hostrunner":                          10,
+	"conch":                                             11,
 	"conch/backend/devcmd/contract":                     10,
 	"conch/backend/devcmd/contract/gen":                 11,
 }

@@ -1,4 +1,9 @@
-package main
+// Package hostrunner is `conch runner`: Conch without a window for a host
+// (SPEC §6), its own home and store, its task runner with the shell
+// executor, and Conch's own API and event stream on a Unix socket that
+// only its user can reach. Chats and agent CLIs are not part of it yet:
+// their operations answer not_found ("… are not available here").
+package hostrunner
 
 import (
 	"context"
@@ -7,13 +12,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sync"
 	"syscall"
-	"time"
 
 	"conch/backend/backup"
 	"conch/backend/event"
@@ -28,21 +30,19 @@ import (
 	"conch/backend/taskrun"
 )
 
-// runnerApp is `conch runner`: Conch without a window for a host, its
-// store, its task runner with the shell executor, and the API and event
-// stream on a Unix socket. Chats and agent CLIs are not part of it yet:
-// their operations answer not_found ("… are not available here").
+// runnerApp is a running `conch runner`.
 type runnerApp struct {
 	home  string
 	store *store.Bolt
 	bus   *event.Bus
 	tasks *taskrun.Runner
-	gw    *socketGateway
+	gw    *gateway.Serving
 	parts *startstop.Group
 }
 
-// runRunner is `conch runner [--home DIR] [--socket PATH]`.
-func runRunner(args []string, stdout, stderr io.Writer) int {
+// Run is `conch runner [--home DIR] [--socket PATH]`; it returns the exit
+// code.
+func Run(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("runner", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	homeFlag := fl.String("home", "", "the runner's home folder (default ~/.conch-remote/home)")
@@ -76,7 +76,7 @@ func runRunner(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "conch: runner serving on %s (process %d, home %s)\n", sock, os.Getpid(), home)
 	select {
-	case err := <-r.gw.failed:
+	case err := <-r.gw.Failed():
 		fmt.Fprintln(stderr, "conch runner: serve:", err)
 		return 1
 	case <-ctx.Done():
@@ -146,7 +146,10 @@ func newRunnerApp(home, sock string, stderr io.Writer) (*runnerApp, error) {
 		Backup: &backup.Source{Store: st, Home: home},
 	})
 	gw := gateway.NewSocket(gateway.Config{API: svc, Bus: r.bus, Token: token, Log: log})
-	r.gw = &socketGateway{sock: sk, bus: r.bus, srv: gateway.NewServer(gw, log, gateway.Limits{}), failed: make(chan error, 1)}
+	// Stopping it shuts the server down (event streams too) and removes
+	// the socket and its pid file.
+	r.gw = gateway.NewServing(gateway.NewServer(gw, log, gateway.Limits{}), sk.Listener(), r.bus)
+	r.gw.Closed = func() { _ = sk.Close() }
 	r.parts = startstop.NewGroup(
 		startstop.Opened("store", st.Close),
 		startstop.Opened("event bus", func() error {
@@ -158,50 +161,4 @@ func newRunnerApp(home, sock string, stderr io.Writer) (*runnerApp, error) {
 		startstop.Part{Name: "socket", Service: r.gw},
 	)
 	return r, nil
-}
-
-// socketGateway serves the gateway on the runner's socket as a
-// long-lived part: Stop shuts the server down (event streams too) and
-// removes the socket and its pid file.
-type socketGateway struct {
-	sock   *remote.Socket
-	bus    *event.Bus
-	srv    *gateway.Server
-	failed chan error
-
-	mu   sync.Mutex
-	life startstop.State
-}
-
-func (g *socketGateway) Start(ctx context.Context) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if _, err := g.life.Start(ctx); err != nil {
-		return fmt.Errorf("start the runner's socket: %w", err)
-	}
-	g.life.WG.Add(1)
-	go func() {
-		defer g.life.WG.Done()
-		if err := g.srv.Serve(g.sock.Listener()); !errors.Is(err, http.ErrServerClosed) {
-			g.failed <- err
-		}
-	}()
-	return nil
-}
-
-func (g *socketGateway) Stop() {
-	g.mu.Lock()
-	closed, started := g.life.Closed(), g.life.Open()
-	g.mu.Unlock()
-	if closed {
-		return
-	}
-	if started {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		g.bus.Close() // ends event streams, which Shutdown does not wait for
-		_ = g.srv.Shutdown(ctx)
-	}
-	_ = g.sock.Close()
-	g.life.Stop(&g.mu, nil)
 }
