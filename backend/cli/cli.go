@@ -1,7 +1,7 @@
 // Package cli is the conch command: its tree of verbs (cobra), their
 // help and shell completion, and the exit codes a script reads. The verbs
 // that drive a running Conch (tasks, run, logs, stop, retry, resume, rm,
-// answer, open) talk to it through client, as `conch backup` does; the
+// answer, open, hosts) talk to it through client, as `conch backup` does; the
 // ones that are Conch (the window, serve, doctor) are the binary's own and
 // come in through Config, with their flags parsed as they always were.
 package cli
@@ -137,7 +137,7 @@ func newRoot(cfg Config, stdout, stderr io.Writer) *cobra.Command {
 	if cfg.Runner != nil {
 		root.AddCommand(passThrough(cfg.Runner, runnerHelp, stdout, stderr))
 	}
-	root.AddCommand(v.tasks(), v.run(), v.logs(), v.stop(), v.retry(), v.resume(), v.rm(), v.answer(), v.open())
+	root.AddCommand(v.tasks(), v.run(), v.logs(), v.stop(), v.retry(), v.resume(), v.rm(), v.answer(), v.open(), v.hosts())
 	root.SetHelpCommandGroupID("app")
 	root.SetCompletionCommandGroupID("app")
 	for _, c := range root.Commands() {
