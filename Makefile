@@ -79,7 +79,8 @@ run: build ## build and start Conch: the window with a display, else `conch serv
 		exec $(BIN) serve $(ARGS); \
 	fi
 
-test: setup-test ## everything CI runs: vet (also for Windows), Windows build, Go tests (-race), frontend check, lint and tests, build, the .deb installed and removed, browser e2e, desktop smoke, the Windows installer under Wine
+test: setup-test ## everything CI runs: gofmt, vet (also for Windows), Windows build, Go tests (-race), frontend check, lint and tests, build, the .deb installed and removed, browser e2e, desktop smoke, the Windows installer under Wine
+	@$(STEP) "gofmt" sh -c 'out=$$(gofmt -l $$(git ls-files "*.go")); [ -z "$$out" ] || { echo "gofmt would change: $$out"; exit 1; }'
 	@$(STEP) "go vet" go vet ./...
 	@$(STEP) "go vet (windows, plain and desktop tags)" sh -c '$(WIN) go vet ./... && $(WIN) go vet -tags $(WIN_TAGS) ./...'
 	@$(STEP) "build (windows)" $(WIN) go build -tags $(WIN_TAGS) -o /dev/null .
@@ -124,8 +125,9 @@ e2e-only:
 smoke: build ## only the desktop smoke test (Xvfb; screenshot in build/test-artifacts)
 	scripts/desktop-smoke
 
-lint: ## go vet (also for Windows) and staticcheck (plain and desktop tags), frontend check and ESLint, shellcheck, actionlint; reports every failure
+lint: ## gofmt, go vet (also for Windows) and staticcheck (plain and desktop tags), frontend check and ESLint, shellcheck, actionlint; reports every failure
 	@rc=0; \
+	$(STEP) "gofmt" sh -c 'out=$$(gofmt -l $$(git ls-files "*.go")); [ -z "$$out" ] || { echo "gofmt would change: $$out"; exit 1; }' || rc=1; \
 	$(STEP) "go vet" go vet ./... || rc=1; \
 	$(STEP) "go vet (desktop)" go vet -tags $(GO_TAGS) ./... || rc=1; \
 	$(STEP) "go vet (windows, plain and desktop tags)" sh -c '$(WIN) go vet ./... && $(WIN) go vet -tags $(WIN_TAGS) ./...' || rc=1; \

@@ -11,13 +11,13 @@ import (
 
 	"conch/backend/chat"
 	"conch/backend/conversation"
+	"conch/backend/provider"
+	"conch/backend/provider/agentcli"
+	"conch/backend/task"
 	"conch/backend/testrig/agentbin"
 	"conch/backend/testrig/agentrig"
 	"conch/backend/testrig/modelserver"
 	"conch/backend/testrig/modelserver/anthropic"
-	"conch/backend/provider"
-	"conch/backend/provider/agentcli"
-	"conch/backend/task"
 )
 
 // Conch is each real CLI's permission authority: in ask its question

@@ -14,8 +14,8 @@ import (
 // Mark is what a client holds of one task: the highest rev it has seen,
 // and how many bytes of the task's output it has.
 type Mark struct {
-	Rev    int64  `json:"rev"`
-	Offset int64  `json:"offset"`
+	Rev    int64 `json:"rev"`
+	Offset int64 `json:"offset"`
 }
 
 // Change is one thing a follower did not have yet: a task at a newer rev

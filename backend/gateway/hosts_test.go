@@ -18,10 +18,10 @@ import (
 	"conch/backend/event"
 	"conch/backend/gateway"
 	"conch/backend/host"
-	"conch/backend/testrig/sshd"
 	"conch/backend/remote/ssh"
 	"conch/backend/service"
 	"conch/backend/store"
+	"conch/backend/testrig/sshd"
 )
 
 // setupHosts starts a gateway over a hosts service whose ssh reads cfg.

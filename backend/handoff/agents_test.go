@@ -11,11 +11,11 @@ import (
 
 	"conch/backend/chattask"
 	"conch/backend/handoff"
-	"conch/backend/testrig/agentrig"
-	"conch/backend/testrig/modelserver"
 	"conch/backend/provider"
 	"conch/backend/provider/agentcli"
 	"conch/backend/task"
+	"conch/backend/testrig/agentrig"
+	"conch/backend/testrig/modelserver"
 )
 
 // The real coding-agent CLIs take work handed off from a chat: a

@@ -19,8 +19,6 @@ import (
 	"conch/backend/engine"
 	"conch/backend/event"
 	"conch/backend/handoff"
-	"conch/backend/testrig/modelserver"
-	"conch/backend/testrig/modelserver/chatcompletions"
 	"conch/backend/output"
 	"conch/backend/pref"
 	"conch/backend/provider"
@@ -29,6 +27,8 @@ import (
 	"conch/backend/store"
 	"conch/backend/task"
 	"conch/backend/taskrun"
+	"conch/backend/testrig/modelserver"
+	"conch/backend/testrig/modelserver/chatcompletions"
 )
 
 // asked is one request a model server got.

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"conch/backend/testrig/sshd"
 	"conch/backend/remote/ssh"
 	"conch/backend/store"
+	"conch/backend/testrig/sshd"
 )
 
 // setup is a started Service over a real store, with ssh reading s's

@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"conch/backend/conversation"
+	"conch/backend/task"
 	"conch/backend/testrig/agentbin"
 	"conch/backend/testrig/agentrig"
 	"conch/backend/testrig/modelserver"
-	"conch/backend/task"
 )
 
 // markers numbers the prompts of a test binary's run, so no two share one.

@@ -23,11 +23,11 @@ import (
 	"github.com/coder/websocket"
 
 	"conch/backend/conversation"
-	"conch/backend/testrig/modelserver"
 	"conch/backend/procmark"
 	"conch/backend/store"
 	"conch/backend/task"
 	"conch/backend/taskrun"
+	"conch/backend/testrig/modelserver"
 )
 
 // The crash test: a real `conch serve` under every kind of work is killed

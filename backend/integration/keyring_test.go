@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"conch/backend/provider/registry"
 	"conch/backend/testrig/modelserver"
 	"conch/backend/testrig/modelserver/chatcompletions"
 	"conch/backend/testrig/secrettest"
-	"conch/backend/provider/registry"
 )
 
 // `conch serve` with a real Secret Service (gnome-keyring-daemon on a

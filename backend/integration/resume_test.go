@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"conch/backend/conversation"
+	"conch/backend/task"
 	"conch/backend/testrig/modelserver"
 	"conch/backend/testrig/modelserver/chatcompletions"
-	"conch/backend/task"
 )
 
 // A resumed task never runs a command again on its own (SPEC §3 Resume):

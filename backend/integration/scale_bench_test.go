@@ -13,8 +13,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"conch/backend/testrig/seed"
 	"conch/backend/service"
+	"conch/backend/testrig/seed"
 )
 
 // scaleTasks is how many finished tasks the scale benchmarks' home holds

@@ -13,7 +13,6 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"conch/backend/event"
-	"conch/backend/testrig/dbustest"
 	"conch/backend/notify"
 	"conch/backend/output"
 	"conch/backend/pref"
@@ -21,6 +20,7 @@ import (
 	"conch/backend/store"
 	"conch/backend/task"
 	"conch/backend/taskrun"
+	"conch/backend/testrig/dbustest"
 )
 
 type notifyCall struct {

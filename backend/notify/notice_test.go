@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"conch/backend/event"
-	"conch/backend/testrig/dbustest"
 	"conch/backend/pref"
 	"conch/backend/task"
+	"conch/backend/testrig/dbustest"
 )
 
 // notices collects the task.notice events on a bus.

@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"conch/backend/event"
-	"conch/backend/testrig/dbustest"
 	"conch/backend/notify"
 	"conch/backend/output"
 	"conch/backend/provider/shell"
 	"conch/backend/store"
 	"conch/backend/task"
 	"conch/backend/taskrun"
+	"conch/backend/testrig/dbustest"
 	"conch/backend/version"
 )
 

@@ -14,10 +14,10 @@ import (
 	"github.com/blevesearch/bleve/v2/search/query"
 
 	"conch/backend/event"
-	"conch/backend/testrig/seed"
 	"conch/backend/search"
 	"conch/backend/store"
 	"conch/backend/task"
+	"conch/backend/testrig/seed"
 )
 
 // benchTasks is how many tasks the search benchmark's home holds (with

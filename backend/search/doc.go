@@ -74,10 +74,10 @@ func newMapping() mapping.IndexMapping {
 }
 
 // Document ids: one per chat (its title), message, task and task output.
-func chatID(id string) string             { return "c:" + id }
+func chatID(id string) string               { return "c:" + id }
 func messageID(c string, seq uint64) string { return fmt.Sprintf("m:%s:%d", c, seq) }
-func taskID(id string) string             { return "t:" + id }
-func outputID(id string) string           { return "o:" + id }
+func taskID(id string) string               { return "t:" + id }
+func outputID(id string) string             { return "o:" + id }
 
 func chatRecord(c conversation.Conversation) record {
 	return record{Kind: KindChat, Title: c.Title, Conversation: c.ID, Task: c.Origin.TaskID, At: c.UpdatedAt}

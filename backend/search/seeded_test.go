@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"conch/backend/event"
-	"conch/backend/testrig/seed"
 	"conch/backend/output"
 	"conch/backend/search"
 	"conch/backend/store"
 	"conch/backend/task"
+	"conch/backend/testrig/seed"
 )
 
 // seededTasks is how many tasks the seeded test's home holds: enough that

@@ -17,10 +17,10 @@ import (
 	"conch/backend/ask"
 	"conch/backend/event"
 	"conch/backend/internal/refcache"
-	"conch/backend/startstop"
 	"conch/backend/output"
 	"conch/backend/pref"
 	"conch/backend/procmark"
+	"conch/backend/startstop"
 	"conch/backend/store"
 	"conch/backend/task"
 )

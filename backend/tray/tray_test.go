@@ -17,8 +17,8 @@ import (
 
 	"conch/backend/ask"
 	"conch/backend/event"
-	"conch/backend/testrig/dbustest"
 	"conch/backend/task"
+	"conch/backend/testrig/dbustest"
 )
 
 func TestLabel(t *testing.T) {

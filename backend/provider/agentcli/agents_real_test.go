@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"conch/backend/provider"
+	"conch/backend/task"
 	"conch/backend/testrig/agentbin"
 	"conch/backend/testrig/agentrig"
 	"conch/backend/testrig/modelserver"
-	"conch/backend/provider"
-	"conch/backend/task"
 )
 
 // What each real CLI must do alike, one table over agentrig.Agents.

@@ -15,12 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"conch/backend/provider"
+	"conch/backend/task"
 	"conch/backend/testrig/agentbin"
 	"conch/backend/testrig/agentrig"
 	"conch/backend/testrig/modelserver"
 	"conch/backend/testrig/modelserver/anthropic"
-	"conch/backend/provider"
-	"conch/backend/task"
 )
 
 func newClaudeRig(t *testing.T, in agentbin.Install, brain modelserver.Brain, retries int) *cliRig {

@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"conch/backend/provider"
+	"conch/backend/task"
 	"conch/backend/testrig/agentbin"
 	"conch/backend/testrig/agentrig"
 	"conch/backend/testrig/modelserver"
 	"conch/backend/testrig/modelserver/responses"
-	"conch/backend/provider"
-	"conch/backend/task"
 )
 
 func newCodexRig(t *testing.T, in agentbin.Install, brain modelserver.Brain, retries string) *cliRig {

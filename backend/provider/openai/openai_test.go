@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"conch/backend/testrig/modelserver"
-	"conch/backend/testrig/modelserver/chatcompletions"
 	"conch/backend/provider"
 	"conch/backend/provider/internal/wiretest"
+	"conch/backend/testrig/modelserver"
+	"conch/backend/testrig/modelserver/chatcompletions"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

@@ -10,10 +10,10 @@ import (
 	"conch/backend/chat"
 	"conch/backend/conversation"
 	"conch/backend/event"
-	"conch/backend/testrig/modelserver"
-	"conch/backend/testrig/modelserver/chatcompletions"
 	"conch/backend/output"
 	"conch/backend/provider/registry"
+	"conch/backend/testrig/modelserver"
+	"conch/backend/testrig/modelserver/chatcompletions"
 )
 
 // TestChatThroughRegistry connects an OpenAI-compatible server with PUT

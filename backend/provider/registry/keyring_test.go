@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"conch/backend/testrig/secrettest"
 	"conch/backend/provider/registry"
 	"conch/backend/store"
+	"conch/backend/testrig/secrettest"
 )
 
 // These tests run Conch's keyring (registry.System) against a real Secret

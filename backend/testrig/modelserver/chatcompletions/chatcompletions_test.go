@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"conch/backend/testrig/modelserver"
-	"conch/backend/testrig/modelserver/chatcompletions"
 	"conch/backend/provider"
 	"conch/backend/provider/openai"
+	"conch/backend/testrig/modelserver"
+	"conch/backend/testrig/modelserver/chatcompletions"
 )
 
 // openaiRequest is a request in the shape Conch's openai provider sends,
