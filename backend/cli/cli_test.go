@@ -3,13 +3,11 @@
 package cli_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,6 +21,7 @@ import (
 	"github.com/coder/websocket"
 
 	"conch/backend/task"
+	"conch/backend/testrig/conchserve"
 )
 
 // bin is the real conch binary, built once for every test here.
@@ -48,8 +47,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var servingLine = regexp.MustCompile(`^conch: serving (http://127\.0\.0\.1:\d+)/#token=([0-9a-f]{64})$`)
-
 // conchServe is a real `conch serve` on a scratch home.
 type conchServe struct {
 	home, base, token string
@@ -62,34 +59,8 @@ func serve(t *testing.T) *conchServe { t.Helper(); return serveWith(t, []string{
 func serveWith(t *testing.T, args []string) *conchServe {
 	t.Helper()
 	home := t.TempDir()
-	cmd := exec.Command(bin, append(args, "--home", home, "--addr", "127.0.0.1:0")...)
-	cmd.Env = append(os.Environ(), "DISPLAY=", "WAYLAND_DISPLAY=")
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	lines := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		lines <- strings.TrimSpace(line)
-		_, _ = io.Copy(io.Discard, out)
-	}()
-	select {
-	case line := <-lines:
-		m := servingLine.FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("conch %v printed %q", args, line)
-		}
-		return &conchServe{home: home, base: m[1], token: m[2]}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("conch %v printed nothing", args)
-	}
-	return nil
+	s := conchserve.Start(t, bin, append(args, "--home", home, "--addr", "127.0.0.1:0"), []string{"DISPLAY=", "WAYLAND_DISPLAY="})
+	return &conchServe{home: home, base: s.Base, token: s.Token}
 }
 
 // result is what one run of the conch command did.

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strings"
 	"syscall"
@@ -19,6 +17,7 @@ import (
 	"conch/backend/store"
 	"conch/backend/task"
 	"conch/backend/taskrun"
+	"conch/backend/testrig/conchserve"
 )
 
 var bin string
@@ -59,44 +58,14 @@ type server struct {
 	token string
 }
 
-var servingLine = regexp.MustCompile(`^conch: serving (http://127\.0\.0\.1:\d+)/#token=([0-9a-f]{64})$`)
-
 // start runs `conch serve` on a free loopback port and reads its URL.
 func start(t testing.TB, home string) *server { t.Helper(); return startWith(t, home, nil) }
 
 // startWith is start with env added to the test's environment.
 func startWith(t testing.TB, home string, env []string) *server {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--home", home, "--addr", "127.0.0.1:0")
-	if env != nil {
-		cmd.Env = append(os.Environ(), env...)
-	}
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	lines := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		lines <- strings.TrimSpace(line)
-		_, _ = io.Copy(io.Discard, out)
-	}()
-	select {
-	case line := <-lines:
-		m := servingLine.FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("serve printed %q", line)
-		}
-		return &server{cmd: cmd, base: m[1], token: m[2]}
-	case <-time.After(20 * time.Second):
-		t.Fatal("conch serve printed nothing")
-	}
-	return nil
+	s := conchserve.Start(t, bin, []string{"serve", "--home", home, "--addr", "127.0.0.1:0"}, env)
+	return &server{cmd: s.Cmd, base: s.Base, token: s.Token}
 }
 
 func (s *server) call(t testing.TB, method, path, body string, out any) int {

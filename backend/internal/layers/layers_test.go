@@ -27,6 +27,7 @@ var floors = map[string]int{
 	"conch/backend/testrig/dbustest":                    0,
 	"conch/backend/testrig/secrettest":                  1,
 	"conch/backend/testrig/xvfbtest":                    0,
+	"conch/backend/testrig/conchserve":                  0,
 	"conch/backend/testrig/sshd":                        0,
 	"conch/backend/remote/ssh":                          1,
 	"conch/backend/remote":                              0,
