@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -97,6 +98,8 @@ func (c *Client) base() []string {
 		"-o", "ControlMaster=auto",
 		"-o", "ControlPath="+c.cfg.ControlDir+"/%C",
 		"-o", "ControlPersist="+strconv.Itoa(int(c.cfg.Persist/time.Second)),
+		// A forwarded socket left by a connection that died is replaced.
+		"-o", "StreamLocalBindUnlink=yes",
 	)
 }
 
@@ -182,18 +185,43 @@ type Result struct {
 // runs, and its output is read from after a marker it prints first. A
 // connection or host key failure is an *Error.
 func (c *Client) Run(ctx context.Context, t Target, script string) (Result, error) {
+	return c.run(ctx, t, script, nil)
+}
+
+// RunInput is Run with input following the script on its stdin: the
+// script reads it (head -c N > file), from its first byte.
+func (c *Client) RunInput(ctx context.Context, t Target, script string, input io.Reader) (Result, error) {
+	return c.run(ctx, t, script, input)
+}
+
+// readLine is the command the login shell is given: a plain sh that
+// reads exactly one line (read takes no byte past the newline, where sh
+// reading a script from a pipe would take a buffer's worth) and runs it.
+// A login shell whose rc file execs another shell never runs it: that
+// shell reads the same line from stdin instead (zsh and bash read a pipe
+// a line at a time), and runs it the same.
+const readLine = `exec /bin/sh -c 'IFS= read -r l && eval "$l"'`
+
+func (c *Client) run(ctx context.Context, t Target, script string, input io.Reader) (Result, error) {
 	r, err := c.Resolve(ctx, t)
 	if err != nil {
 		return Result{}, err
 	}
 	mark := "conch-" + token()
-	// One line, in the syntax every Bourne-like shell and zsh share.
-	line := "exec /bin/sh -c " + quote("printf '%s\\n' "+mark+"; "+script) + "\n"
+	body := "printf '%s\\n' " + mark + "\n" + script
+	// One line, in the syntax every Bourne-like shell and zsh share, that
+	// reads the script's exact bytes after it (dd takes no more) and runs
+	// them with a plain sh; the input follows.
+	line := fmt.Sprintf("exec /bin/sh -c \"$(dd bs=1 count=%d 2>/dev/null)\"\n", len(body)) + body
 	args := append(c.base(), "-o", "UserKnownHostsFile="+c.knownHosts(r))
 	args = append(args, t.args()...)
-	args = append(args, "exec /bin/sh -s")
+	args = append(args, readLine)
 	cmd := exec.CommandContext(ctx, c.cfg.Binary, args...)
-	cmd.Stdin = strings.NewReader(line)
+	var stdin io.Reader = strings.NewReader(line)
+	if input != nil {
+		stdin = io.MultiReader(stdin, input)
+	}
+	cmd.Stdin = stdin
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	// A connection master left in the background must not hold Run.
@@ -221,6 +249,19 @@ func (c *Client) Run(ctx context.Context, t Target, script string) (Result, erro
 		return res, &Error{Kind: Failed, Target: t, Detail: "the host's shell never ran Conch's command (" + firstLine(stderr.String()) + ")"}
 	}
 	return res, nil
+}
+
+// Forward makes local a Unix socket that reaches remote, a Unix socket on
+// the host, over the host's shared connection (which a Run opens). A
+// stale socket at local is replaced. The forward lasts as long as the
+// connection does.
+func (c *Client) Forward(ctx context.Context, t Target, local, remote string) error {
+	args := append(c.base(), "-O", "forward", "-L", local+":"+remote)
+	out, err := exec.CommandContext(ctx, c.cfg.Binary, append(args, t.args()...)...).CombinedOutput()
+	if err != nil {
+		return &Error{Kind: Failed, Target: t, Detail: "could not forward Conch's socket there (" + firstLine(string(out)) + ")"}
+	}
+	return nil
 }
 
 // knownHosts is Conch's file first, then the person's, quoted for -o.

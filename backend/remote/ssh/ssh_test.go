@@ -3,9 +3,17 @@
 package ssh
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -160,6 +168,64 @@ func TestLoginShellRC(t *testing.T) {
 			if got, want := string(res.Stdout), "a b\n"+s.User+"\n/bin/sh\nit's\n"; got != want {
 				t.Fatalf("output %q, want %q", got, want)
 			}
+			// Input after the script reaches the script whole, from its
+			// first byte, whichever shell read the script.
+			in := make([]byte, 3<<20+7)
+			_, _ = rand.Read(in)
+			sum := sha256.Sum256(in)
+			res, err = c.RunInput(context.Background(), Target{Host: s.Alias}, fmt.Sprintf("head -c %d | sha256sum", len(in)), bytes.NewReader(in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Fields(string(res.Stdout)); len(got) == 0 || got[0] != hex.EncodeToString(sum[:]) {
+				t.Fatalf("the host read other bytes than were sent: %q", res.Stdout)
+			}
 		})
+	}
+}
+
+// TestForwardReachesASocketThere: a Unix socket on the host is reached
+// through a local one on the shared connection; a socket a dropped
+// connection left is replaced by the next forward.
+func TestForwardReachesASocketThere(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("needs python3 on the host for its echo socket")
+	}
+	s := sshd.Start(t, sshd.Options{})
+	c := client(t, s)
+	accept(t, c, s)
+	ctx := context.Background()
+	tg := Target{Host: s.Alias}
+	remote := s.Home + "/echo.sock"
+	// An echo server on the host's socket, as the host's user.
+	echo := `import socket,os
+p=os.environ["SOCK"]
+s=socket.socket(socket.AF_UNIX); s.bind(p); s.listen(4)
+while True:
+  c,_=s.accept(); c.sendall(c.recv(100).upper()); c.close()`
+	if _, err := c.Run(ctx, tg, "SOCK="+quote(remote)+" setsid python3 -c "+quote(echo)+" </dev/null >/dev/null 2>&1 &\nwhile [ ! -S "+quote(remote)+" ]; do sleep 0.05; done"); err != nil {
+		t.Fatal(err)
+	}
+	local := filepath.Join(c.Config().ControlDir, "echo.sock")
+	for round := range 2 {
+		if err := c.Forward(ctx, tg, local, remote); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		conn, err := net.Dial("unix", local)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		_, _ = conn.Write([]byte("hi there\n"))
+		got, _ := bufio.NewReader(conn).ReadString('\n')
+		_ = conn.Close()
+		if got != "HI THERE\n" {
+			t.Fatalf("round %d: the host's socket said %q", round, got)
+		}
+		// The connection goes; its forward's socket stays behind, stale,
+		// until a new connection's forward replaces it.
+		c.Close(ctx, tg)
+		if _, err := c.Run(ctx, tg, "true"); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
