@@ -20,6 +20,7 @@ import (
 	"conch/backend/event"
 	"conch/backend/handoff"
 	"conch/backend/host"
+	"conch/backend/hostlink"
 	"conch/backend/notify"
 	"conch/backend/output"
 	"conch/backend/pref"
@@ -60,6 +61,7 @@ type App struct {
 	push     *push.Sender
 	routines *routine.Service
 	hosts    *host.Service
+	links    *hostlink.Links
 
 	mu     sync.Mutex
 	onOpen func() // brings the window forward (desktop only)
@@ -114,8 +116,14 @@ func newApp(ctx context.Context, home string, served bool) (*App, error) {
 	chatTasks := chattask.New(chattask.Config{Chats: a.chats, Store: st, Log: log, Engines: engines, Preferences: prefs, Worktrees: worktrees})
 	sh, logs := &shell.Shell{Home: userHome}, output.New(filepath.Join(home, "tasks"))
 	health.Shell = sh.Ready
+	if a.hosts, err = openHosts(home, st, a.bus, log); err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	a.links = hostlink.New(hostlink.Config{Hosts: a.hosts, Builds: hostlink.FindBuilds(version.Get().Version),
+		Version: version.Get().Version, SocketDir: sshControlDir(), Log: log})
 	a.tasks = taskrun.New(taskrun.Config{Store: st, Bus: a.bus, Logs: logs, Home: userHome, HomeMark: mark, Log: log,
-		Executors: map[string]taskrun.Executor{"shell": sh}, Conversations: chatTasks})
+		Executors: map[string]taskrun.Executor{"shell": sh}, Conversations: chatTasks, Hosts: a.links})
 	if a.follow, err = chattask.NewFollower(a.chats, a.tasks); err != nil {
 		_ = st.Close()
 		return nil, err
@@ -143,10 +151,6 @@ func newApp(ctx context.Context, home string, served bool) (*App, error) {
 	pushKeys, pushBook := openPush(home, log)
 	a.push = push.New(push.Config{Book: pushBook, Keys: pushKeys, Bus: a.bus, Log: log})
 	a.search = search.New(search.Config{Dir: filepath.Join(home, search.DirName), Store: st, Logs: logs, Bus: a.bus, Log: log})
-	if a.hosts, err = openHosts(home, st, log); err != nil {
-		_ = st.Close()
-		return nil, err
-	}
 	a.parts = parts(a, h)
 	a.svc = service.New(service.Config{Tasks: a.tasks, Logs: logs, Chats: a.chats, Handoff: h, Opens: &a.opens, Show: a.open, Search: a.search, Activity: activity.New(st), Routines: a.routines, Hosts: a.hosts,
 		PushKeys: pushKeys, PushBook: pushBook,
@@ -165,8 +169,9 @@ func newApp(ctx context.Context, home string, served bool) (*App, error) {
 // (what healing changed is queued for it), then hand-off, which needs
 // both; notifications take the clicks that came while Conch started once
 // the tasks stand as healed, after Web Push, which carries what they
-// raise; the pruner last. Hosts start before anything that could reach
-// one, and stop after (closing their shared SSH connections). Routines
+// raise; the pruner last. Hosts, then the links to their runners,
+// start before anything that could reach one, and stop after (closing
+// their shared SSH connections; the hosts' tasks work on there). Routines
 // start after the hand-off, which
 // starts their runs (a catch-up run among them). Search follows the bus
 // before anything writes, so it misses nothing.
@@ -181,6 +186,7 @@ func parts(a *App, h *handoff.Service) *startstop.Group {
 		}),
 		startstop.Opened("notifier", a.notifier.Close),
 		startstop.Part{Name: "hosts", Service: a.hosts},
+		startstop.Part{Name: "host links", Service: a.links},
 		startstop.Part{Name: "search", Service: a.search},
 		startstop.Part{Name: "chats", Service: a.chats},
 		startstop.Part{Name: "task runner", Service: a.tasks},
@@ -197,13 +203,13 @@ func parts(a *App, h *handoff.Service) *startstop.Group {
 // with Conch's own known_hosts in the home, the shared connections'
 // sockets in the runtime folder, and the ssh config file the preferences
 // name (none: the person's own).
-func openHosts(home string, st *store.Bolt, log *slog.Logger) (*host.Service, error) {
+func openHosts(home string, st *store.Bolt, bus *event.Bus, log *slog.Logger) (*host.Service, error) {
 	c, err := ssh.New(ssh.Config{KnownHosts: filepath.Join(home, "known_hosts"), ControlDir: sshControlDir(),
 		ConfigFileOf: func() string { return st.PreferencesOrDefaults().SSHConfig }})
 	if err != nil {
 		return nil, err
 	}
-	return host.New(host.Config{Store: st, SSH: c, Version: version.Get().Version, Log: log}), nil
+	return host.New(host.Config{Store: st, SSH: c, Version: version.Get().Version, Bus: bus, Log: log}), nil
 }
 
 // sshControlDir is where the shared SSH connections' sockets go: the

@@ -38,8 +38,19 @@ type Change struct {
 type Follower struct {
 	c *Client
 
+	// only keeps to the marked tasks: the others are neither listed nor
+	// handed on.
+	only bool
+
 	mu    sync.Mutex
 	marks map[string]Mark
+}
+
+// Only makes f follow only the tasks it holds marks of (one task's run
+// following its own task on a host), and returns f.
+func (f *Follower) Only() *Follower {
+	f.only = true
+	return f
 }
 
 // NewFollower follows c from marks (nil: from nothing); the map is
@@ -108,9 +119,12 @@ func (f *Follower) Follow(ctx context.Context, fn func(Change)) error {
 // marks: tasks at a higher rev, the output after each offset, and the
 // marked tasks that are gone.
 func (f *Follower) CatchUp(ctx context.Context, fn func(Change)) error {
-	tasks, err := f.c.AllTasks(ctx)
-	if err != nil {
-		return err
+	var tasks []task.Task
+	if !f.only {
+		var err error
+		if tasks, err = f.c.AllTasks(ctx); err != nil {
+			return err
+		}
 	}
 	listed := map[string]bool{}
 	for _, t := range tasks {
@@ -148,6 +162,10 @@ func (f *Follower) CatchUp(ctx context.Context, fn func(Change)) error {
 func (f *Follower) apply(ctx context.Context, t task.Task, fn func(Change)) error {
 	f.mu.Lock()
 	mk, known := f.marks[t.ID]
+	if f.only && !known {
+		f.mu.Unlock()
+		return nil
+	}
 	newer := !known || t.Rev > mk.Rev
 	if newer {
 		mk.Rev = t.Rev

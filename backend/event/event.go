@@ -44,6 +44,9 @@ const (
 	// (Delta). It is not stored: the whole reply follows as MessageAdded
 	// with the same message id.
 	MessageDelta Type = "message.delta"
+	// HostChanged carries the id of a host whose record changed (its
+	// status among them: reached, or unreachable since when).
+	HostChanged Type = "host.changed"
 )
 
 // Delta is a piece of an assistant reply that is still streaming. Pieces of

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -120,7 +121,7 @@ func (s *Service) Test(ctx context.Context, id string) (TestResult, error) {
 // found reads the probe's lines into h.
 func (s *Service) found(h *store.Host, out string) Runner {
 	r := Runner{Want: s.cfg.Version, Found: []string{}}
-	h.Status, h.Reason, h.Fingerprint, h.PendingKey = store.HostReady, "", "", ""
+	h.Status, h.Reason, h.Fingerprint, h.PendingKey, h.Since = store.HostReady, "", "", "", nil
 	h.Providers, h.Version = []store.HostProvider{}, ""
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Split(line, "\t")
@@ -223,6 +224,13 @@ func (s *Service) wake(id string) {
 // fingerprint are shown on the host), and goes on once they have; a
 // changed key or a refused login ends it at once with the reason.
 func (s *Service) Run(ctx context.Context, id, script string) (ssh.Result, error) {
+	return s.RunInput(ctx, id, script, nil)
+}
+
+// RunInput is Run with input after the script on its stdin (nil: none).
+// Input can be read only once: send it to a host that answered a Run
+// already, so that no key waits to be accepted.
+func (s *Service) RunInput(ctx context.Context, id, script string, input io.Reader) (ssh.Result, error) {
 	for {
 		s.mu.Lock()
 		h, err := s.get(id)
@@ -236,7 +244,12 @@ func (s *Service) Run(ctx context.Context, id, script string) (ssh.Result, error
 		if err != nil {
 			return ssh.Result{}, err
 		}
-		res, err := s.cfg.SSH.Run(ctx, t, script)
+		var res ssh.Result
+		if input == nil {
+			res, err = s.cfg.SSH.Run(ctx, t, script)
+		} else {
+			res, err = s.cfg.SSH.RunInput(ctx, t, script, input)
+		}
 		if kindOf(err) != ssh.UnknownKey {
 			return res, err
 		}
@@ -247,6 +260,24 @@ func (s *Service) Run(ctx context.Context, id, script string) (ssh.Result, error
 			return ssh.Result{}, err
 		}
 	}
+}
+
+// Forward makes local a socket that reaches remote there, over the
+// host's shared connection (which a Run opened).
+func (s *Service) Forward(ctx context.Context, id, local, remote string) error {
+	s.mu.Lock()
+	h, err := s.get(id)
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	target := h.Target
+	s.mu.Unlock()
+	t, err := ssh.ParseTarget(target)
+	if err != nil {
+		return err
+	}
+	return s.cfg.SSH.Forward(ctx, t, local, remote)
 }
 
 // await waits until id's key is accepted (or the host removed).
@@ -288,4 +319,44 @@ func sortHosts(hs []store.Host) {
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
+}
+
+// Reached records what reaching the host for its tasks came to: err nil,
+// it answered (ready); else it is unreachable since the first of the
+// failures in a row, for the reason err gives. A key's or a login's
+// trouble keeps the status a test gave it. Nothing is stored when nothing
+// changed.
+func (s *Service) Reached(id string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h, gerr := s.get(id)
+	if gerr != nil {
+		return
+	}
+	next := *h
+	if err == nil {
+		if next.Status == store.HostReady && next.Since == nil {
+			return
+		}
+		next.Status, next.Reason, next.Since = store.HostReady, "", nil
+	} else {
+		switch k := kindOf(err); {
+		case k == ssh.UnknownKey:
+			return // its test showed the key, which waits for the person
+		case k != "" && k != ssh.Unreachable && k != ssh.Failed:
+			noteFailure(&next, err, ssh.Key{}, nil)
+		default:
+			next.Status, next.Reason = store.HostUnreachable, errcode.Sentence(err)
+		}
+		if next.Since == nil {
+			now := s.cfg.Now().UTC()
+			next.Since = &now
+		}
+		if next.Status == h.Status && next.Reason == h.Reason {
+			return
+		}
+	}
+	if _, perr := s.put(next); perr != nil {
+		s.cfg.Log.Warn("could not store how a host was reached", "host", id, "err", perr)
+	}
 }

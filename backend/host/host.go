@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"conch/backend/errcode"
+	"conch/backend/event"
 	"conch/backend/pref"
 	"conch/backend/remote/ssh"
 	"conch/backend/startstop"
@@ -51,6 +52,8 @@ type Config struct {
 	SSH   *ssh.Client
 	// Version is the runner's version this Conch would start on a host.
 	Version string
+	// Bus, if set, hears of every change (host.changed).
+	Bus *event.Bus
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 	Log *slog.Logger
@@ -185,6 +188,9 @@ func (s *Service) put(h store.Host) (store.Host, error) {
 		return store.Host{}, err
 	}
 	s.hosts[h.ID] = &h
+	if s.cfg.Bus != nil {
+		s.cfg.Bus.Publish(event.Event{Type: event.HostChanged, ID: h.ID})
+	}
 	return h, nil
 }
 
@@ -265,6 +271,9 @@ func (s *Service) Delete(id string) error {
 		return fmt.Errorf("remove host %s: %w", id, err)
 	}
 	delete(s.hosts, id)
+	if s.cfg.Bus != nil {
+		s.cfg.Bus.Publish(event.Event{Type: event.HostChanged, ID: id})
+	}
 	s.wake(id)
 	s.mu.Unlock()
 	if t, err := ssh.ParseTarget(target); err == nil && s.cfg.SSH != nil {

@@ -139,8 +139,9 @@ func newRunnerApp(home, sock string, stderr io.Writer) (*runnerApp, error) {
 	mark := procmark.HomeMark(home, dbPath)
 	r := &runnerApp{home: home, store: st, bus: event.NewBus()}
 	sh, logs := &shell.Shell{Home: userHome}, output.New(filepath.Join(home, "tasks"))
+	// The desktop gives each task it sends the id it has there.
 	r.tasks = taskrun.New(taskrun.Config{Store: st, Bus: r.bus, Logs: logs, Home: userHome, HomeMark: mark, Log: log,
-		Executors: map[string]taskrun.Executor{"shell": sh}})
+		Executors: map[string]taskrun.Executor{"shell": sh}, ClientIDs: true})
 	svc := service.New(service.Config{Tasks: r.tasks, Logs: logs, Prefs: st, UserHome: userHome,
 		Health: service.Health{StorePath: dbPath, Shell: sh.Ready, Served: true},
 		Backup: &backup.Source{Store: st, Home: home},

@@ -82,6 +82,7 @@ func TestScriptPrefersSystemdRun(t *testing.T) {
 	script := s.Script()
 	for _, want := range []string{
 		"systemctl --user show-environment",
+		"-p Linger --value",
 		"exec systemd-run --user --quiet --collect --unit='conch-runner' --property=KillMode=mixed '/h/.conch-remote/1.2.3/conch-linux-amd64' runner --home '/h/.conch-remote/home' --socket '/run/user/1000/conch/runner.sock'",
 		"setsid '/h/.conch-remote/1.2.3/conch-linux-amd64' runner",
 	} {

@@ -65,6 +65,9 @@ type Host struct {
 	System string `json:"system,omitempty"`
 	User   string `json:"user,omitempty"`
 	Home   string `json:"home,omitempty"`
+	// Since is, while Status is unreachable, when Conch last lost it: the
+	// cards of its tasks say "unreachable since 10:42".
+	Since *time.Time `json:"since,omitempty"`
 	// TestedAt is when it was last tested.
 	TestedAt  *time.Time `json:"testedAt,omitempty"`
 	CreatedAt time.Time  `json:"createdAt"`

@@ -251,6 +251,9 @@ type Task struct {
 	By       string `json:"by"`
 	Mode     Mode   `json:"mode"`
 	Cwd      string `json:"cwd"`
+	// Host is the id of the host (another computer, SPEC §6) the task
+	// runs on; empty on this computer. Its Cwd is a folder there.
+	Host string `json:"host"`
 	// Check is a command that must pass, in the task's folder, before the
 	// task is done; CheckRetries is how many more turns its model gets to
 	// make a failing check pass.

@@ -34,4 +34,11 @@ var (
 	ErrNoAnswer = errors.New("No answer within an hour")
 	// ErrPlanMode is returned by executors that cannot do anything read-only.
 	ErrPlanMode = errors.New("plan mode runs nothing")
+	// ErrInterrupted, wrapped in a sentence of its own, ends the task
+	// interrupted (resumable) rather than failed: the runner on its host
+	// stopped while it ran.
+	ErrInterrupted = errInterrupted
 )
+
+// errNoHosts is a task for a host when this Conch reaches none.
+var errNoHosts = errcode.New(errcode.Invalid, "this Conch does not run tasks on other computers")

@@ -44,7 +44,7 @@ func (r *Runner) run(ctx context.Context, e *entry, h *activeRun, st *start) {
 	var held heldLaunch
 	defer held.drop()
 	run := r.newRun(e, h, &held, started, w, tail)
-	run.Left, run.Woken = left, h.wake
+	run.Left, run.Woken, run.Reattach = left, h.wake, st.reattach
 	if st.stored != nil {
 		afterStart(run, st.wait)
 	}
@@ -56,6 +56,9 @@ func (r *Runner) run(ctx context.Context, e *entry, h *activeRun, st *start) {
 	}
 	if st.wait() != nil {
 		return // its start was never stored, so nothing of it ran
+	}
+	if goesOnThere(ctx, started) {
+		return
 	}
 	// The work is over: the next task waiting takes the slot, and its
 	// start is stored with this one's end, in one write.
@@ -74,7 +77,7 @@ func (r *Runner) endRun(e *entry, h *activeRun) {
 	e.mu.Unlock()
 	r.mu.Lock()
 	if h.slot {
-		r.active[h.kind]--
+		r.active[h.pool]--
 		h.slot = false
 	}
 	r.entries.ReleaseLocked(e)
@@ -100,7 +103,10 @@ func (r *Runner) open(ctx context.Context, started task.Task) (Executor, *output
 		return nil, nil, finishCause(ctx, ctx.Err())
 	}
 	ex := r.cfg.Executors[started.Provider]
-	if started.ConversationID != "" {
+	switch {
+	case started.Host != "":
+		ex = r.cfg.Hosts
+	case started.ConversationID != "":
 		ex = r.cfg.Conversations
 	}
 	if ex == nil {
@@ -119,6 +125,10 @@ func (r *Runner) open(ctx context.Context, started task.Task) (Executor, *output
 // prepareLog marks a run after an earlier one in the log, and returns what
 // the last run left (a resumed one's) and the tail of this run's output.
 func (r *Runner) prepareLog(w *output.Writer, started task.Task) (string, func(n int) string) {
+	if started.Host != "" {
+		// The log is the host's, byte for byte, as the host writes it.
+		return "", w.Tail
+	}
 	left := ""
 	if started.Resume != nil {
 		left = r.leftOf(started.ID, w.Size())
@@ -164,10 +174,11 @@ func (r *Runner) startFlush(ctx context.Context, e *entry, size func() int64) (s
 func (r *Runner) newRun(e *entry, h *activeRun, held *heldLaunch, started task.Task, w *output.Writer, tail func(int) string) *Run {
 	id := started.ID
 	return &Run{
-		Task:   started,
-		Mark:   procmark.Mark{Home: r.cfg.HomeMark, Task: id},
-		Output: w,
-		Tail:   tail,
+		Task:    started,
+		Mark:    procmark.Mark{Home: r.cfg.HomeMark, Task: id},
+		Output:  w,
+		Tail:    tail,
+		Written: w.Size,
 		Progress: func(current, step string) {
 			held.store(r, e)
 			_, _ = r.updateEntry(e, func(t *task.Task) error {

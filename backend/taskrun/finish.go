@@ -32,6 +32,14 @@ func finishCause(ctx context.Context, runErr error) error {
 //lint:ignore ST1005 the task's reason, shown to the person as a sentence
 var errInterrupted = errors.New(InterruptedReason)
 
+// goesOnThere says a run of a task on a host ended because this Conch is
+// stopping: the work goes on on the host, so its record stays as it is and
+// the next start follows it again.
+func goesOnThere(ctx context.Context, t task.Task) bool {
+	cause := context.Cause(ctx)
+	return t.Host != "" && cause != nil && !errors.Is(cause, errStopped)
+}
+
 // finish writes the run's final status, after first (a held launch).
 // With next (the task its slot passed to), next's start is stored in the
 // same write and next's run started.
@@ -63,7 +71,7 @@ func (r *Runner) finish(e *entry, size *int64, out Outcome, cause error, next *q
 			t.AddStep("Stopped")
 			return t.SetStatus(task.Stopped, now)
 		case errors.Is(cause, errInterrupted):
-			t.Error = InterruptedReason
+			t.Error = cause.Error()
 			return t.SetStatus(task.Interrupted, now)
 		default:
 			t.Error = cause.Error()

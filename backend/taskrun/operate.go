@@ -127,7 +127,7 @@ func (r *Runner) requeue(id string, fn func(t *task.Task) error) (task.Task, err
 		return nil
 	})
 	if err == nil {
-		r.queue[t.Kind] = append(r.queue[t.Kind], id)
+		r.queue[poolOf(t)] = append(r.queue[poolOf(t)], id)
 	}
 	r.mu.Unlock()
 	if err != nil {

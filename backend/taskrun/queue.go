@@ -16,13 +16,16 @@ func (r *Runner) Create(req CreateRequest) (task.Task, error) {
 	if err != nil {
 		return task.Task{}, err
 	}
-	if ex, ok := r.cfg.Executors[t.Provider]; ok {
+	if ex, ok := r.cfg.Executors[t.Provider]; ok && t.Host == "" {
 		if ready, reason := ex.Ready(); !ready {
 			t.Status = task.Failed
 			t.Error = reason
 			now := r.cfg.Now()
 			t.EndedAt = &now
 		}
+	}
+	if req.Options.ID != "" {
+		return r.insertNew(t)
 	}
 	return r.insert(t)
 }
@@ -70,7 +73,7 @@ func (r *Runner) insert(t task.Task) (task.Task, error) {
 	}
 	r.entries.Put(t.ID, e)
 	if t.Status == task.Queued {
-		r.queue[t.Kind] = append(r.queue[t.Kind], t.ID)
+		r.queue[poolOf(t)] = append(r.queue[poolOf(t)], t.ID)
 	}
 	// Publish under r.mu so the queued copy goes out before dispatch can
 	// announce the running one.
@@ -88,31 +91,49 @@ func (r *Runner) SetLimits(l pref.Limits) {
 	r.dispatch()
 }
 
-// dispatch starts queued tasks while their kind has free slots.
+// pool is what a task's slot is counted against: its kind, on this
+// computer or on one host. Each pool has its own limit and queue, so work
+// on a host never waits behind work here, nor the other way round.
+type pool struct {
+	host string
+	kind task.Kind
+}
+
+func poolOf(t task.Task) pool { return pool{host: t.Host, kind: t.Kind} }
+
+// dispatch starts queued tasks while their pool has free slots.
 func (r *Runner) dispatch() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.life.Open() {
 		return
 	}
-	for _, kind := range []task.Kind{task.Background, task.Helper} {
-		for r.active[kind] < r.limitOf(kind) {
-			n := r.nextLocked(kind)
+	for p := range r.queue {
+		for r.active[p] < r.limitOf(p) {
+			n := r.nextLocked(p)
 			if n == nil {
 				break
 			}
-			r.active[kind]++
+			r.active[p]++
 			go r.run(n.ctx, n.e, n.h, nil)
+		}
+		if len(r.queue[p]) == 0 {
+			delete(r.queue, p)
 		}
 	}
 }
 
-// limitOf is how many tasks of kind may work at once.
-func (r *Runner) limitOf(kind task.Kind) int {
-	if kind == task.Helper {
-		return r.limits.Helper
+// limitOf is how many tasks of p may work at once: the preferences' here,
+// the host's own there.
+func (r *Runner) limitOf(p pool) int {
+	l := r.limits
+	if p.host != "" {
+		l = r.cfg.Hosts.Limits(p.host)
 	}
-	return r.limits.Background
+	if p.kind == task.Helper {
+		return l.Helper
+	}
+	return l.Background
 }
 
 // queuedRun is a queued task taken for a slot, with its run.
@@ -122,19 +143,19 @@ type queuedRun struct {
 	ctx context.Context
 }
 
-// nextLocked takes the first queued task of kind that can still start
+// nextLocked takes the first queued task of p that can still start
 // and gives it a run holding a slot (r.mu held; the caller counts the slot
 // and starts the run). Nil: none is waiting.
-func (r *Runner) nextLocked(kind task.Kind) *queuedRun {
-	for len(r.queue[kind]) > 0 {
-		id := r.queue[kind][0]
-		r.queue[kind] = r.queue[kind][1:]
+func (r *Runner) nextLocked(p pool) *queuedRun {
+	for len(r.queue[p]) > 0 {
+		id := r.queue[p][0]
+		r.queue[p] = r.queue[p][1:]
 		e, ok := r.entries.Get(id)
 		if !ok {
 			continue
 		}
 		ctx, cancel := context.WithCancelCause(r.life.Context())
-		h := &activeRun{cancel: cancel, done: make(chan struct{}), wake: make(chan struct{}, 1), kind: kind, slot: true}
+		h := &activeRun{cancel: cancel, done: make(chan struct{}), wake: make(chan struct{}, 1), pool: p, slot: true}
 		e.mu.Lock()
 		if e.deleted || e.t.Status != task.Queued {
 			e.mu.Unlock()
@@ -158,8 +179,8 @@ func (r *Runner) nextLocked(kind task.Kind) *queuedRun {
 func (r *Runner) passSlot(h *activeRun) *queuedRun {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if h.slot && r.life.Open() && r.active[h.kind] <= r.limitOf(h.kind) {
-		if n := r.nextLocked(h.kind); n != nil {
+	if h.slot && r.life.Open() && r.active[h.pool] <= r.limitOf(h.pool) {
+		if n := r.nextLocked(h.pool); n != nil {
 			h.slot = false // the count stays: the slot is n's now
 			return n
 		}
@@ -172,7 +193,7 @@ func (r *Runner) passSlot(h *activeRun) *queuedRun {
 func (r *Runner) releaseSlot(h *activeRun) {
 	r.mu.Lock()
 	if h.slot {
-		r.active[h.kind]--
+		r.active[h.pool]--
 		h.slot = false
 	}
 	r.mu.Unlock()
@@ -183,17 +204,17 @@ func (r *Runner) releaseSlot(h *activeRun) {
 func (r *Runner) takeSlot(h *activeRun) {
 	r.mu.Lock()
 	if !h.slot {
-		r.active[h.kind]++
+		r.active[h.pool]++
 		h.slot = true
 	}
 	r.mu.Unlock()
 }
 
 func (r *Runner) dequeueLocked(id string) bool {
-	for kind, q := range r.queue {
+	for p, q := range r.queue {
 		for i, qid := range q {
 			if qid == id {
-				r.queue[kind] = append(q[:i:i], q[i+1:]...)
+				r.queue[p] = append(q[:i:i], q[i+1:]...)
 				return true
 			}
 		}

@@ -80,8 +80,8 @@ func (r *Runner) Concurrent() Concurrent {
 
 func (r *Runner) concurrentLocked() Concurrent {
 	return Concurrent{
-		Background: Slots{Running: r.active[task.Background], Limit: r.limits.Background},
-		Helper:     Slots{Running: r.active[task.Helper], Limit: r.limits.Helper},
+		Background: Slots{Running: r.active[pool{kind: task.Background}], Limit: r.limits.Background},
+		Helper:     Slots{Running: r.active[pool{kind: task.Helper}], Limit: r.limits.Helper},
 	}
 }
 

@@ -31,6 +31,8 @@ type Run struct {
 	Output io.Writer
 	// Tail returns up to n of the last bytes written to Output.
 	Tail func(n int) string
+	// Written is how many bytes the log holds, every run's.
+	Written func() int64
 	// Left is, for a resumed run, the end of the task's log as the run
 	// before left it (at most LeftSize bytes): what a command that was
 	// cut off when Conch stopped had printed. Empty on any other run.
@@ -63,6 +65,10 @@ type Run struct {
 	// Woken is signalled when the person presses Resume (Carry on) on the
 	// paused task.
 	Woken <-chan struct{}
+	// Reattach says the run carries on one that a Conch that stopped left
+	// working on the task's host: the work goes on there, and the run
+	// follows it rather than starting it.
+	Reattach bool
 	// Stored is set for an EarlyStarter's run that began while the write
 	// marking its task running was in flight: it waits for that write. Its
 	// work may start its process first, held so that it runs nothing, and

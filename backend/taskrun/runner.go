@@ -43,6 +43,11 @@ type Config struct {
 	// Conversations runs every task that has a chat of its own
 	// (ConversationID set), whatever its provider.
 	Conversations Executor
+	// Hosts runs every task that has a host (SPEC §6); nil: none can.
+	Hosts Hosts
+	// ClientIDs lets a new task's request name its id (a host's runner,
+	// whose desktop gives the same id to the same task on both sides).
+	ClientIDs bool
 	// Observe, if set, sees every stored change of a task, in order. It is
 	// called with the task's lock held: it must not block or call back.
 	Observe func(prev task.Status, t task.Task)
@@ -76,9 +81,12 @@ type Runner struct {
 	// of finished ones (see acquire): a finished task nobody holds is read
 	// from the store, so memory does not grow with the tasks kept.
 	entries *refcache.Cache[string, *entry]
-	queue   map[task.Kind][]string
-	active  map[task.Kind]int
+	queue   map[pool][]string
+	active  map[pool]int
 	limits  pref.Limits
+	// idMu makes a new task with a given id either the only one with it
+	// or refused.
+	idMu sync.Mutex
 	// life is started by Start and ended by Stop; every run is counted
 	// in its WG and runs under its context.
 	life startstop.State
@@ -106,7 +114,7 @@ type entry struct {
 type activeRun struct {
 	cancel context.CancelCauseFunc
 	done   chan struct{} // closed when the run has ended
-	kind   task.Kind
+	pool   pool
 	// wake is signalled by Resume while the run's task is paused.
 	wake chan struct{}
 	// slot says the run counts against its kind's limit (guarded by
@@ -130,8 +138,8 @@ func New(cfg Config) *Runner {
 	}
 	r := &Runner{
 		cfg:    cfg,
-		queue:  map[task.Kind][]string{},
-		active: map[task.Kind]int{},
+		queue:  map[pool][]string{},
+		active: map[pool]int{},
 		limits: pref.Defaults().Limits,
 	}
 	r.entries = refcache.New[string](&r.mu, cacheSize, finished)
@@ -162,9 +170,15 @@ func (r *Runner) Start(ctx context.Context) error {
 	}
 	r.mu.Unlock()
 
+	var reattach []task.Task
 	for _, t := range tasks {
 		switch t.Status {
 		case task.Running, task.NeedsYou:
+			if t.Host != "" {
+				// Its work carries on on the host, without this Conch.
+				reattach = append(reattach, t)
+				continue
+			}
 			if r.cfg.HomeMark != "" {
 				r.cfg.Reap(procmark.Mark{Home: r.cfg.HomeMark, Task: t.ID}, t.Pid)
 			}
@@ -183,15 +197,21 @@ func (r *Runner) Start(ctx context.Context) error {
 			}
 		case task.Queued:
 			r.mu.Lock()
-			r.queue[t.Kind] = append(r.queue[t.Kind], t.ID)
+			r.queue[poolOf(t)] = append(r.queue[poolOf(t)], t.ID)
 			r.mu.Unlock()
+		}
+	}
+	for _, t := range reattach {
+		if err := r.reattach(t); err != nil {
+			return fmt.Errorf("follow task %s on %s: %w", t.ID, t.Host, err)
 		}
 	}
 	r.dispatch()
 	return nil
 }
 
-// Stop ends every run (their tasks become interrupted) and waits for them.
+// Stop ends every run (their tasks become interrupted, but for those on a
+// host, whose work goes on there) and waits for them.
 func (r *Runner) Stop() { r.life.Stop(&r.mu, nil) }
 
 // id is the task's id, which never changes.

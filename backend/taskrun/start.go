@@ -15,6 +15,9 @@ type start struct {
 	t      task.Task
 	stored chan struct{}
 	err    error
+	// reattach says t's run carries on one an earlier Conch left working
+	// on its host (Run.Reattach).
+	reattach bool
 }
 
 // wait returns once the start is stored, with nil, or with why it never
@@ -33,7 +36,7 @@ var errNotStarted = errors.New("the task's start was not stored")
 // startsEarly says whether t's run may begin while its start is being
 // stored: its executor starts its work held until then (EarlyStarter).
 func (r *Runner) startsEarly(t task.Task) bool {
-	if t.ConversationID != "" {
+	if t.ConversationID != "" || t.Host != "" {
 		return false
 	}
 	ex, ok := r.cfg.Executors[t.Provider].(EarlyStarter)

@@ -23,6 +23,12 @@ type Options struct {
 	// CheckRetries is how many more turns a chat task's model gets to
 	// make a failing check pass (default 1, at most MaxCheckRetries).
 	CheckRetries *int `json:"checkRetries,omitempty"`
+	// Host is the host (SPEC §6) to run on: its cwd is a folder there,
+	// "~" for the home of the user Conch logs in as.
+	Host string `json:"host,omitempty"`
+	// ID, on a runner only, is the id the desktop gave the task: the same
+	// task on both sides (see Config.ClientIDs).
+	ID string `json:"id,omitempty"`
 }
 
 // CreateRequest is what it takes to start a background task.
@@ -67,11 +73,8 @@ func Validate(t task.Task) error {
 	if err := ValidateText(t.Text, t.Title); err != nil {
 		return err
 	}
-	if !filepath.IsAbs(t.Cwd) {
-		return fmt.Errorf("%w: folder %q is not an absolute path", ErrInvalid, t.Cwd)
-	}
-	if fi, err := os.Stat(t.Cwd); err != nil || !fi.IsDir() {
-		return fmt.Errorf("%w: folder %s does not exist", ErrInvalid, t.Cwd)
+	if err := validateCwd(t); err != nil {
+		return err
 	}
 	if t.Check != "" {
 		if err := validateCheck(t.Check); err != nil {
@@ -80,6 +83,25 @@ func Validate(t task.Task) error {
 		if t.Mode == task.Plan {
 			return fmt.Errorf("%w: a check runs a command, which plan mode refuses; pick ask, edits or auto, or leave the check out", ErrInvalid)
 		}
+	}
+	return nil
+}
+
+// validateCwd checks the task's folder: here, an absolute path to a folder
+// that exists; on a host, "~", "~/…" or an absolute path, which the host's
+// runner checks there.
+func validateCwd(t task.Task) error {
+	if t.Host != "" {
+		if t.Cwd != "~" && !strings.HasPrefix(t.Cwd, "~/") && !strings.HasPrefix(t.Cwd, "/") || strings.ContainsRune(t.Cwd, 0) {
+			return fmt.Errorf("%w: folder %q on %s is neither ~, ~/… nor an absolute path", ErrInvalid, t.Cwd, t.Host)
+		}
+		return nil
+	}
+	if !filepath.IsAbs(t.Cwd) {
+		return fmt.Errorf("%w: folder %q is not an absolute path", ErrInvalid, t.Cwd)
+	}
+	if fi, err := os.Stat(t.Cwd); err != nil || !fi.IsDir() {
+		return fmt.Errorf("%w: folder %s does not exist", ErrInvalid, t.Cwd)
 	}
 	return nil
 }
@@ -138,18 +160,33 @@ func (r *Runner) newTask(req CreateRequest) (task.Task, error) {
 		return task.Task{}, err
 	}
 	cwd := o.Cwd
-	if cwd == "" {
+	switch {
+	case o.Host != "":
+		if err := r.onHost(o); err != nil {
+			return task.Task{}, err
+		}
+		if cwd == "" {
+			cwd = "~"
+		}
+	case cwd == "":
 		cwd = r.cfg.Home
 	}
 	if filepath.IsAbs(cwd) {
 		cwd = filepath.Clean(cwd)
+	}
+	id := store.NewID()
+	if o.ID != "" {
+		if !r.cfg.ClientIDs || !validID(o.ID) {
+			return task.Task{}, fmt.Errorf("%w: a task's id is Conch's to give (here, the id field is not taken)", ErrInvalid)
+		}
+		id = o.ID
 	}
 	title := strings.TrimSpace(req.Title)
 	if title == "" {
 		title = task.TitleFrom(req.Text)
 	}
 	t := task.Task{
-		ID:                   store.NewID(),
+		ID:                   id,
 		Kind:                 task.Background,
 		Status:               task.Queued,
 		Title:                title,
@@ -159,6 +196,7 @@ func (r *Runner) newTask(req CreateRequest) (task.Task, error) {
 		Model:                o.Model,
 		Mode:                 mode,
 		Cwd:                  cwd,
+		Host:                 o.Host,
 		Check:                strings.TrimSpace(o.Check),
 		CheckRetries:         retries,
 		Steps:                []string{},

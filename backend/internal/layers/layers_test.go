@@ -75,6 +75,7 @@ var floors = map[string]int{
 	"conch/backend/activity":                            4,
 	"conch/backend/push":                                4,
 	"conch/backend/backup":                              5,
+	"conch/backend/hostlink":                            5,
 	"conch/backend/client":                              2,
 	"conch/backend/cli":                                 6,
 	"conch/backend/provider/shell":                      5,

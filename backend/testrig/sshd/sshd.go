@@ -406,3 +406,35 @@ func zombie(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || strings.HasPrefix(strings.TrimSpace(s[i+1:]), "Z")
 }
+
+// DropConnections ends every connection sshd serves now, as a network
+// that drops would: the sshd processes serving them are killed, and what
+// their sessions started in sessions of its own runs on. It returns how
+// many it ended.
+func (s *Server) DropConnections() int {
+	s.mu.Lock()
+	cmd := s.cmd
+	s.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return 0
+	}
+	n := 0
+	for _, p := range descendants(cmd.Process.Pid) {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", p)); err == nil && strings.TrimSpace(string(b)) == "sshd" {
+			if syscall.Kill(p, syscall.SIGKILL) == nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// Cmdline is pid's command line, its arguments joined by spaces ("": it
+// is gone).
+func Cmdline(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
+}
