@@ -6,6 +6,7 @@ import type { Clock } from './clock.svelte';
 import type { DoctorStore } from './doctor/doctor.svelte';
 import type { Draft } from './draft.svelte';
 import type { HomeFolder } from './home.svelte';
+import type { HostsBook } from './hosts.svelte';
 import type { Nav } from './nav.svelte';
 import type { BrowserNotices } from './notices/browser.svelte';
 import type { TasksStore } from './tasks/store.svelte';
@@ -29,6 +30,8 @@ export interface AppContext {
   draft: Draft;
   /** The person's home folder: home.short(p) is how every surface shows a folder. */
   home: HomeFolder;
+  /** The other computers Conch reaches: how a task's host is named, and whether it is in reach. */
+  hosts: HostsBook;
   /** Opens the ⌘K palette. */
   openPalette: () => void;
 }

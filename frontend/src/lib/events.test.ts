@@ -14,6 +14,7 @@ function hearers(s: TasksStore) {
     chats: { apply: vi.fn(), reload: vi.fn(async () => {}) },
     nav: new Nav((id) => s.pin(id)),
     home: { load: vi.fn(async () => {}) },
+    hosts: { load: vi.fn(async () => {}) },
     notices: { tell: vi.fn() },
   };
 }
@@ -42,6 +43,14 @@ describe('the event stream', () => {
     route(e, to);
     expect(to.notices.tell).toHaveBeenCalledWith(e);
     expect(s.byId.has('n')).toBe(false);
+  });
+
+  it('reads the hosts again when one changed, and not the tasks', () => {
+    const s = new TasksStore(mockBackend(), now);
+    const to = hearers(s);
+    route({ type: EventType.HostChanged, id: 'devbox' }, to);
+    expect(to.hosts.load).toHaveBeenCalledTimes(1);
+    expect(s.byId.size).toBe(0);
   });
 
   it('asks the page to reveal a task when a notification is clicked', () => {

@@ -2,14 +2,15 @@
 // says where each goes. Task changes go to the tasks store (applied together
 // at the next frame), chat events to the chats store, and the app's own
 // requests (a clicked notification, a chat picked in the tray, the global
-// shortcut) to navigation, and the notifications Conch raised to the page's
-// own (a browser's). A reconnect reloads everything the stream keeps
+// shortcut) to navigation, the notifications Conch raised to the page's
+// own (a browser's), and a host's change to the hosts. A reconnect reloads everything the stream keeps
 // current, since events may have been missed meanwhile.
 
 import type { Backend } from './backend/backend';
 import { EventType, type AppEvent } from './backend/contract';
 import type { ChatsStore } from './chats/store.svelte';
 import type { HomeFolder } from './home.svelte';
+import type { HostsBook } from './hosts.svelte';
 import type { Nav } from './nav.svelte';
 import type { BrowserNotices } from './notices/browser.svelte';
 import type { TasksStore } from './tasks/store.svelte';
@@ -20,6 +21,7 @@ export interface Hearers {
   chats: Pick<ChatsStore, 'apply' | 'reload'>;
   nav: Pick<Nav, 'showTask' | 'openChat' | 'requestCompose'>;
   home: Pick<HomeFolder, 'load'>;
+  hosts: Pick<HostsBook, 'load'>;
   /** The page's own notifications (a browser only; the window's are the OS's). */
   notices: Pick<BrowserNotices, 'tell'>;
 }
@@ -46,6 +48,9 @@ export function route(e: AppEvent, to: Hearers): void {
     case EventType.TaskNotice:
       to.notices.tell(e);
       return;
+    case EventType.HostChanged:
+      void to.hosts.load();
+      return;
     default:
       to.tasks.enqueue(e);
   }
@@ -63,6 +68,7 @@ export function listen(backend: Backend, to: Hearers): () => void {
       void to.tasks.reload();
       void to.chats.reload();
       void to.home.load();
+      void to.hosts.load();
     },
   );
   void to.tasks.reload().then(() => takeOpen(backend, to));

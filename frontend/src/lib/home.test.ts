@@ -10,7 +10,7 @@ function backendAnswering(about: Backend['about']): Backend {
 
 describe('HomeFolder', () => {
   it('shows folders in full until the server says its home, then under ~', async () => {
-    const about = vi.fn(async () => ({ userHome: '/srv/people/ann' }));
+    const about = vi.fn(async () => ({ userHome: '/srv/people/ann', version: '0.1.0' }));
     const home = new HomeFolder(backendAnswering(about));
     expect(home.short('/srv/people/ann/projects/site')).toBe('/srv/people/ann/projects/site');
     await home.load();
@@ -20,14 +20,14 @@ describe('HomeFolder', () => {
   });
 
   it('joins a question in flight, keeps what it knew when one fails, and asks again after', async () => {
-    const about = vi.fn(async () => ({ userHome: '/root' }));
+    const about = vi.fn(async () => ({ userHome: '/root', version: '0.1.0' }));
     const home = new HomeFolder(backendAnswering(about));
     await Promise.all([home.load(), home.load()]);
     expect(about).toHaveBeenCalledTimes(1);
     about.mockRejectedValueOnce(new ApiError('network', 'Conch is not reachable.'));
     await home.load();
     expect(home.path).toBe('/root');
-    about.mockResolvedValueOnce({ userHome: '/home/me' });
+    about.mockResolvedValueOnce({ userHome: '/home/me', version: '0.1.0' });
     await home.load();
     expect(home.short('/home/me/x')).toBe('~/x');
     expect(about).toHaveBeenCalledTimes(3);

@@ -163,6 +163,11 @@ export const EventType = {
    * with the same message id.
    */
   MessageDelta: 'message.delta',
+  /**
+   * HostChanged carries the id of a host whose record changed (its
+   * status among them: reached, or unreachable since when).
+   */
+  HostChanged: 'host.changed',
 } as const;
 export type EventType = (typeof EventType)[keyof typeof EventType];
 
@@ -344,6 +349,11 @@ export interface Task {
   by: string;
   mode: Mode;
   cwd: string;
+  /**
+   * Host is the id of the host (another computer, SPEC §6) the task
+   * runs on; empty on this computer. Its Cwd is a folder there.
+   */
+  host: string;
   /**
    * Check is a command that must pass, in the task's folder, before the
    * task is done; CheckRetries is how many more turns its model gets to
@@ -549,6 +559,16 @@ export interface TaskOptions {
    * make a failing check pass (default 1, at most MaxCheckRetries).
    */
   checkRetries?: number;
+  /**
+   * Host is the host (SPEC §6) to run on: its cwd is a folder there,
+   * "~" for the home of the user Conch logs in as.
+   */
+  host?: string;
+  /**
+   * ID, on a runner only, is the id the desktop gave the task: the same
+   * task on both sides (see Config.ClientIDs).
+   */
+  id?: string;
 }
 
 /**
@@ -653,6 +673,8 @@ export interface About {
    * given no folder; the surfaces write a folder under it as ~/….
    */
   userHome: string;
+  /** Version is the version of the Conch that answers. */
+  version: string;
 }
 
 /**
@@ -1349,6 +1371,11 @@ export interface Host {
   system?: string;
   user?: string;
   home?: string;
+  /**
+   * Since is, while Status is unreachable, when Conch last lost it: the
+   * cards of its tasks say "unreachable since 10:42".
+   */
+  since?: string;
   /** TestedAt is when it was last tested. */
   testedAt?: string;
   createdAt: string;

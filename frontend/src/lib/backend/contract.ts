@@ -92,6 +92,7 @@ export type AppEvent =
   | { type: typeof EventType.ConversationChanged; conversation: Conversation }
   | { type: typeof EventType.MessageAdded; message: Message }
   | { type: typeof EventType.MessageDelta; delta: MessageDelta }
+  | { type: typeof EventType.HostChanged; id: string }
   | NoticeEvent;
 
 /** A Found with its lists never null, whatever an older Conch sent. */

@@ -42,6 +42,7 @@ describe('event stream', () => {
   it('parses events and drops unknown ones', () => {
     expect(parseEvent('{"type":"task.deleted","id":"x"}')).toEqual({ type: 'task.deleted', id: 'x' });
     expect(parseEvent('{"type":"task.changed","task":{"id":"x","rev":2}}')).toMatchObject({ type: 'task.changed' });
+    expect(parseEvent('{"type":"host.changed","id":"devbox"}')).toEqual({ type: 'host.changed', id: 'devbox' });
     expect(parseEvent('{"type":"task.changed","task":{"id":"x"}}')).toBeNull();
     expect(parseEvent('{"type":"app.open","id":"x"}')).toEqual({ type: 'app.open', id: 'x' });
     expect(parseEvent('{"type":"app.open-chat","id":"c"}')).toEqual({ type: 'app.open-chat', id: 'c' });
@@ -165,7 +166,7 @@ describe('HttpBackend approvals, doctor, about and preferences', () => {
     const answers: Record<string, unknown> = {
       '/api/approvals': { approvals: [{ kind: 'task', taskId: 'a', conversationId: '', title: 't', cwd: '/p', ask: { id: 'k' } }] },
       '/api/doctor': { ok: true, checks: [{ id: 'tasks', level: 'ok' }] },
-      '/api/about': { userHome: '/home/me' },
+      '/api/about': { userHome: '/home/me', version: '0.1.0' },
       '/api/preferences': prefs,
     };
     const fetchMock = vi.fn(async (path: string) => new Response(JSON.stringify(answers[path]), { status: 200 }));
@@ -174,7 +175,7 @@ describe('HttpBackend approvals, doctor, about and preferences', () => {
       const b = new HttpBackend();
       expect(await b.approvals()).toEqual([{ kind: 'task', taskId: 'a', conversationId: '', title: 't', cwd: '/p', ask: { id: 'k' } }]);
       expect((await b.doctor()).checks[0]?.id).toBe('tasks');
-      expect(await b.about()).toEqual({ userHome: '/home/me' });
+      expect(await b.about()).toEqual({ userHome: '/home/me', version: '0.1.0' });
       expect(await b.preferences()).toEqual(prefs);
       for (const path of Object.keys(answers)) expect(fetchMock).toHaveBeenCalledWith(path, expect.objectContaining({ method: 'GET' }));
     } finally {

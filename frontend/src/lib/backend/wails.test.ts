@@ -88,7 +88,7 @@ describe('WailsBackend', () => {
       bindings({
         Approvals: async () => null as unknown as Approval[], // a server that predates the contract
         Doctor: async () => ({ ok: false, checks: [] }),
-        About: async () => ({ userHome: 'C:\\Users\\ann' }),
+        About: async () => ({ userHome: 'C:\\Users\\ann', version: '0.1.0' }),
         Preferences: async () => prefs,
         SetPreferences: set,
       }),
@@ -96,7 +96,7 @@ describe('WailsBackend', () => {
     );
     expect(await b.approvals()).toEqual([]);
     expect(await b.doctor()).toEqual({ ok: false, checks: [] });
-    expect(await b.about()).toEqual({ userHome: 'C:\\Users\\ann' });
+    expect(await b.about()).toEqual({ userHome: 'C:\\Users\\ann', version: '0.1.0' });
     expect(await b.preferences()).toEqual(prefs);
     expect(await b.setPreferences(prefs)).toEqual(prefs);
     expect(set).toHaveBeenCalledWith(prefs);

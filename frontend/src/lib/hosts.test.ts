@@ -1,0 +1,65 @@
+import { describe, expect, it, vi } from 'vitest';
+import { HostStatus, type Host } from './backend/contract';
+import { HostsBook, awayLine, whereOf } from './hosts.svelte';
+import type { Backend } from './backend/backend';
+
+function host(over: Partial<Host> & Pick<Host, 'id'>): Host {
+  return {
+    name: over.id,
+    target: over.id,
+    status: HostStatus.HostReady,
+    providers: [],
+    limits: { background: 3, helper: 4 },
+    createdAt: '2026-12-02T10:00:00Z',
+    updatedAt: '2026-12-02T10:00:00Z',
+    rev: 1,
+    ...over,
+  };
+}
+
+describe('whereOf', () => {
+  const name = (id: string) => (id === 'devbox' ? 'Dev box' : id);
+  const short = (p: string) => p.replace('/home/me', '~');
+  it('names the host before a folder there, as written', () => {
+    expect(whereOf({ host: 'devbox', cwd: '~/src/app' }, name, short)).toBe('Dev box:~/src/app');
+    expect(whereOf({ host: 'devbox', cwd: '' }, name, short)).toBe('Dev box:~');
+  });
+  it('writes a folder here as every surface does', () => {
+    expect(whereOf({ host: '', cwd: '/home/me/site' }, name, short)).toBe('~/site');
+  });
+});
+
+describe('awayLine', () => {
+  const time = () => '10:42';
+  it('says since when, and that the work goes on there', () => {
+    expect(awayLine(host({ id: 'devbox', status: HostStatus.HostUnreachable, since: '2026-12-02T10:42:00Z' }), time)).toBe(
+      'devbox unreachable since 10:42 — it carries on there',
+    );
+  });
+  it('says nothing of a host in reach, or one never lost', () => {
+    expect(awayLine(host({ id: 'devbox' }), time)).toBe('');
+    expect(awayLine(host({ id: 'devbox', status: HostStatus.HostUnreachable }), time)).toBe('');
+    expect(awayLine(undefined, time)).toBe('');
+  });
+});
+
+describe('HostsBook', () => {
+  it('loads once more when asked during a load, and keeps the list when a load fails', async () => {
+    let calls = 0;
+    const listHosts = vi.fn(async () => {
+      calls++;
+      if (calls === 3) throw new Error('gone');
+      return { hosts: [host({ id: `h${calls}` })], runner: '0.1.0' };
+    });
+    const b = new HostsBook({ listHosts } as unknown as Backend);
+    const first = b.load();
+    void b.load(); // during the first: one more after it
+    await first;
+    expect(listHosts).toHaveBeenCalledTimes(2);
+    expect(b.list.map((h) => h.id)).toEqual(['h2']);
+    await b.load();
+    expect(b.list.map((h) => h.id)).toEqual(['h2']);
+    expect(b.name('h2')).toBe('h2');
+    expect(b.name('gone')).toBe('gone');
+  });
+});
