@@ -134,13 +134,16 @@ func printJSON(w io.Writer, v any) error {
 }
 
 func (v *verbs) run() *cobra.Command {
-	var cwd, mode, title string
+	var cwd, mode, title, onHost string
 	var wait, asJSON bool
 	cmd := &cobra.Command{
-		Use:   "run COMMAND [--cwd DIR] [--mode MODE] [--wait] [--json]",
+		Use:   "run COMMAND [--host HOST] [--cwd DIR] [--mode MODE] [--wait] [--json]",
 		Short: "Run a shell command as a background task",
 		Long: `Run COMMAND (bash) as a background task in DIR (default: this folder) and print its id.
 Words after COMMAND join it ("conch run -- ls -la" passes -la on).
+
+--host runs it on another computer ('conch hosts ls' lists them): DIR is a folder
+there, ~ (the default) or ~/... for the home of the user Conch signs in as.
 
 --mode is the task's permission mode: auto (the default here: you typed the command)
 runs it, ask asks first (answer with 'conch answer ID allow').
@@ -150,7 +153,8 @@ stopped or interrupted, 4 when it waits for your answer (it goes on waiting in C
 Ctrl+C stops the waiting, not the task: 'conch stop ID' does that.`,
 		Example: `  conch run "npm test"
   conch run --wait --cwd ~/proj "make build"
-  conch run --mode ask "rm -rf build"`,
+  conch run --mode ask "rm -rf build"
+  conch run --host devbox --cwd '~/src/app' --wait "make test"`,
 		GroupID: "drive",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -159,16 +163,19 @@ Ctrl+C stops the waiting, not the task: 'conch stop ID' does that.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := runDir(cwd)
-			if err != nil {
-				return err
+			dir := cwd
+			if onHost == "" {
+				var err error
+				if dir, err = runDir(cwd); err != nil {
+					return err
+				}
 			}
 			c, err := v.dial()
 			if err != nil {
 				return err
 			}
 			req := taskrun.CreateRequest{Text: strings.Join(args, " "), Title: title,
-				Options: taskrun.Options{Provider: "shell", Mode: mode, Cwd: dir}}
+				Options: taskrun.Options{Provider: "shell", Mode: mode, Cwd: dir, Host: onHost}}
 			var t task.Task
 			if err := c.Do(cmd.Context(), http.MethodPost, "/api/tasks", req, &t); err != nil {
 				return v.explain(err)
@@ -198,7 +205,8 @@ Ctrl+C stops the waiting, not the task: 'conch stop ID' does that.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cwd, "cwd", "", "folder to run it in (default: this one)")
+	f.StringVar(&cwd, "cwd", "", "folder to run it in (default: this one; on a host, its home)")
+	f.StringVar(&onHost, "host", "", "the host to run it on (default: this computer)")
 	f.StringVar(&mode, "mode", string(task.Auto), "permission mode: auto runs it, ask asks first (plan, edits: see Conch's modes)")
 	f.StringVar(&title, "title", "", "the task's title (default: the command)")
 	f.BoolVar(&wait, "wait", false, "follow its output to the end; exit 0 done, 1 failed/stopped/interrupted, 4 needs you")
