@@ -89,6 +89,7 @@ test: setup-test ## everything CI runs: gofmt, vet (also for Windows), Windows b
 	@$(STEP) "frontend lint" npm --prefix frontend run lint
 	@$(STEP) "frontend test" npm --prefix frontend test
 	@$(STEP) "build" $(MAKE) --no-print-directory build
+	@$(STEP) "remote (the runner's static builds for hosts)" $(MAKE) --no-print-directory remote
 	@$(STEP) "dist test (.deb installed, linted, removed; .rpm listed)" $(MAKE) --no-print-directory dist-test-only
 	@$(STEP) "browser e2e" $(MAKE) --no-print-directory e2e-only
 	@$(STEP) "desktop smoke" scripts/desktop-smoke
@@ -100,10 +101,10 @@ test: setup-test ## everything CI runs: gofmt, vet (also for Windows), Windows b
 # workflow). dist is this system's: the release workflow's Linux job runs it.
 dist: dist-linux ## build this system's packages into build/dist/ (Linux: the .deb and the .rpm; Windows' installer is make dist-windows)
 
-dist-linux: build ## build conch_<version>_amd64.deb and conch-<version>.x86_64.rpm into build/dist/ (nfpm)
+dist-linux: build remote ## build conch_<version>_amd64.deb and conch-<version>.x86_64.rpm into build/dist/ (nfpm), the runner's builds for hosts in them
 	scripts/dist linux
 
-dist-test: build dist-test-only ## build the Linux packages, install the .deb for real (root), run it, lint it, remove it; list the .rpm
+dist-test: build remote dist-test-only ## build the Linux packages, install the .deb for real (root), run it, lint it, remove it; list the .rpm
 
 dist-test-only:
 	scripts/dist linux

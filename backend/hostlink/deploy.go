@@ -249,9 +249,9 @@ func (l *Links) backoff(n int) time.Duration {
 const BuildsEnv = "CONCH_REMOTE_BUILDS"
 
 // FindBuilds finds the runner's builds of version: in $CONCH_REMOTE_BUILDS,
-// then where a package puts them beside Conch (../lib/conch/remote/<version>
-// from the binary), then where make remote leaves them in a checkout
-// (build/remote/<version>, beside build/bin).
+// then where a package puts them beside Conch (../lib/conch/remote from the
+// binary: the package's own version), then where make remote leaves them
+// in a checkout (build/remote/<version>, beside build/bin).
 func FindBuilds(version string) func(arch string) (string, string, error) {
 	return func(arch string) (string, string, error) {
 		var dirs []string
@@ -263,7 +263,7 @@ func FindBuilds(version string) func(arch string) (string, string, error) {
 				exe = real
 			}
 			bin := filepath.Dir(exe)
-			dirs = append(dirs, filepath.Join(bin, "..", "lib", "conch", "remote", version), filepath.Join(bin, "..", "remote", version))
+			dirs = append(dirs, filepath.Join(bin, "..", "lib", "conch", "remote"), filepath.Join(bin, "..", "remote", version))
 		}
 		name := "conch-linux-" + arch
 		for _, d := range dirs {
