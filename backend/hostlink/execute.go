@@ -12,6 +12,7 @@ import (
 
 	"conch/backend/client"
 	"conch/backend/errcode"
+	"conch/backend/remote/ssh"
 	"conch/backend/task"
 	"conch/backend/taskrun"
 )
@@ -69,7 +70,7 @@ func (x *execution) execute(ctx context.Context) (taskrun.Outcome, error) {
 			return x.ended(ctx)
 		}
 		if !x.placed && !x.run.Reattach {
-			return taskrun.Outcome{}, fmt.Errorf("could not reach %s: %s", x.host, errcode.Sentence(err))
+			return taskrun.Outcome{}, x.unreachable(err)
 		}
 		x.away()
 		select {
@@ -109,14 +110,32 @@ func (x *execution) reach(ctx context.Context) (*runner, error) {
 	return c, err
 }
 
+// name is what the person calls the host.
+func (x *execution) name() string {
+	if h, err := x.l.cfg.Hosts.Get(x.host); err == nil && h.Name != "" {
+		return h.Name
+	}
+	return x.host
+}
+
+// unreachable is why a task never sent to its host failed.
+func (x *execution) unreachable(err error) error {
+	var e *ssh.Error
+	if errors.As(err, &e) && e.Kind == ssh.Unreachable {
+		return fmt.Errorf("%s (%s) could not be reached, so nothing ran there: %s", x.name(), e.Target, e.Detail)
+	}
+	return fmt.Errorf("%s could not be reached, so nothing ran there: %s", x.name(), err)
+}
+
 // away says on the record that the host is out of reach, once.
 func (x *execution) away() {
 	if x.unreached {
 		return
 	}
 	x.unreached = true
+	name := x.name()
 	x.run.Amend(func(t *task.Task) {
-		t.Current = x.host + " is unreachable; it carries on there"
+		t.Current = name + " is unreachable; it carries on there"
 	})
 }
 

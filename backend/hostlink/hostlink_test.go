@@ -262,7 +262,7 @@ func TestAHostDownAtSendFailsAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	end := r.wait(tk.ID, 20*time.Second, "an end", func(t task.Task) bool { return t.Status.Finished() })
-	if end.Status != task.Failed || !strings.Contains(end.Error, "could not reach down") {
+	if end.Status != task.Failed || !strings.Contains(end.Error, "down (conch@127.0.0.1:1) could not be reached, so nothing ran there: ssh: connect to host 127.0.0.1 port 1: Connection refused") {
 		t.Fatalf("ended %s: %s", end.Status, end.Error)
 	}
 	_, err = r.tasks.Create(taskrun.CreateRequest{Text: "echo hi", Options: taskrun.Options{Host: "nowhere"}})

@@ -18,6 +18,7 @@
 import * as activity from './areas/activity';
 import * as approvals from './areas/approvals';
 import * as chats from './areas/chats';
+import * as hosts from './areas/hosts';
 import * as layout from './areas/layout';
 import * as notices from './areas/notices';
 import * as palette from './areas/palette';
@@ -60,6 +61,7 @@ const sections: ((ctx: Suite) => Promise<void>)[] = [
   layout.folders,
   layout.pages,
   chats.paging,
+  hosts.hosts,
   providers.agents,
   session.noErrors,
 ];

@@ -11,13 +11,21 @@ import { HostStatus, type Host, type Task } from './backend/contract';
 export class HostsBook {
   /** Every host, oldest first. */
   list: Host[] = $state([]);
+  /** The first load has answered (hosts, or an error). */
+  loaded = $state(false);
+  /** Why the last load failed ('' when it did not). */
+  error = $state('');
 
   readonly #backend: Backend;
   #asking: Promise<void> | null = null;
   #again = false;
 
-  constructor(backend: Backend) {
+  readonly #explain: (e: unknown) => string;
+
+  /** explain turns a failed load into the sentence the Hosts section shows. */
+  constructor(backend: Backend, explain: (e: unknown) => string = (e) => String(e)) {
     this.#backend = backend;
+    this.#explain = explain;
   }
 
   /** Reads the hosts; a load asked for during one runs once more after it. */
@@ -31,13 +39,30 @@ export class HostsBook {
         this.#again = false;
         try {
           this.list = (await this.#backend.listHosts()).hosts ?? [];
-        } catch {
+          this.error = '';
+        } catch (e) {
           // Kept as it was; the next change or reconnect asks again.
+          this.error = this.#explain(e);
+        } finally {
+          this.loaded = true;
         }
       } while (this.#again);
       this.#asking = null;
     })();
     return this.#asking;
+  }
+
+  /** Keeps h, an answer newer than the list (an add, a test, an accept), in its place or at the end. */
+  put(h: Host): void {
+    const i = this.list.findIndex((o) => o.id === h.id);
+    const cur = this.list[i];
+    if (!cur) this.list.push(h);
+    else if (h.rev >= cur.rev) this.list[i] = h;
+  }
+
+  /** Forgets a removed host. */
+  drop(id: string): void {
+    this.list = this.list.filter((h) => h.id !== id);
   }
 
   /** The host with id, if known. */

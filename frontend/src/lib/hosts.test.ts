@@ -61,5 +61,17 @@ describe('HostsBook', () => {
     expect(b.list.map((h) => h.id)).toEqual(['h2']);
     expect(b.name('h2')).toBe('h2');
     expect(b.name('gone')).toBe('gone');
+    expect(b.error).toBe('Error: gone');
+    expect(b.loaded).toBe(true);
+  });
+
+  it('keeps an answer newer than the list, never an older one, and forgets a removed host', () => {
+    const b = new HostsBook({} as Backend);
+    b.put(host({ id: 'a', rev: 2, name: 'A' }));
+    b.put(host({ id: 'a', rev: 1, name: 'stale' }));
+    b.put(host({ id: 'b' }));
+    expect(b.list.map((h) => `${h.id}:${h.name}`)).toEqual(['a:A', 'b:b']);
+    b.drop('a');
+    expect(b.list.map((h) => h.id)).toEqual(['b']);
   });
 });

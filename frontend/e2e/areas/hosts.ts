@@ -1,0 +1,70 @@
+// Settings → Hosts, and a command sent to a host: a host nothing answers at
+// (loopback port 1), since the page's part is the same for any host. The
+// hosts over a real sshd are the Go tests' (backend/hostlink, backend/cli).
+
+import { stepTimeout } from '../shared/env';
+import { api, send, shoot, until, visit, waitStatus } from '../shared/page';
+import { check } from '../shared/results';
+import type { Suite } from '../shared/suite';
+
+/** Adding, testing and removing a host; sending a command to one. */
+export async function hosts(ctx: Suite): Promise<void> {
+  const { page, origin } = ctx;
+  await check('hosts: one is added and tested with the keyboard, and says why it cannot be reached', async () => {
+    await visit(page, 'settings');
+    const form = page.getByRole('form', { name: 'Add a host' });
+    await form.scrollIntoViewIfNeeded();
+    await form.getByLabel('Name').fill('Build box');
+    await form.getByLabel('Target').fill('conch@127.0.0.1:1');
+    await form.getByLabel('Target').press('Enter');
+    const row = page.locator('[data-host="build-box"]');
+    await row.waitFor({ timeout: stepTimeout });
+    await until('the new host to say it is not tested', async () => (await row.locator('[data-status]').getAttribute('data-status')) === 'new');
+    await row.getByRole('button', { name: 'Test connection' }).focus();
+    await page.keyboard.press('Enter');
+    await until('the test to find it unreachable', async () => (await row.locator('[data-status]').getAttribute('data-status')) === 'unreachable');
+    const said = (await row.textContent()) ?? '';
+    if (!said.includes('Unreachable') || !/could not reach|refused/i.test(said)) throw new Error(`the host says ${JSON.stringify(said)}`);
+    const listed = await api(origin, ctx.token, 'GET', '/api/hosts');
+    if (listed.json?.hosts?.length !== 1 || listed.json.hosts[0].status !== 'unreachable') throw new Error(`GET /api/hosts: ${JSON.stringify(listed.json)}`);
+    await page.mouse.move(0, 0);
+    await shoot(page, 'settings-hosts');
+  });
+
+  await check('hosts: a command sent to a host out of reach fails at once, saying so, and its card names the host', async () => {
+    await visit(page, 'tasks');
+    const where = page.getByLabel('Where');
+    await until('the composer to offer the host', async () => (await where.locator('option[value="build-box"]').count()) === 1);
+    await where.selectOption('build-box');
+    const folder = page.getByRole('textbox', { name: 'Folder' });
+    if ((await folder.getAttribute('placeholder')) !== 'Home folder on Build box') throw new Error(`the folder says ${await folder.getAttribute('placeholder')}`);
+    await folder.fill('src/app');
+    await page.getByRole('textbox', { name: 'Shell command' }).fill('echo on-the-box');
+    await page.getByText('Use a full path there, or one starting with ~/ for your home folder on Build box.').waitFor({ timeout: stepTimeout });
+    await folder.fill('~/src/app');
+    await send(page, 'echo on-the-box', 'auto');
+    const c = await waitStatus(page, 'echo on-the-box', 'failed', "Didn't finish");
+    await until('the reason to name the host', async () => ((await c.textContent()) ?? '').includes('Build box (conch@127.0.0.1:1) could not be reached, so nothing ran there'));
+    const list = await api(origin, ctx.token, 'GET', '/api/tasks?group=finished&q=on-the-box');
+    const t = list.json?.tasks?.find((x: any) => x.text === 'echo on-the-box');
+    if (!t || t.host !== 'build-box' || t.cwd !== '~/src/app') throw new Error(`the task is ${JSON.stringify(t)}`);
+    const unfold = c.getByRole('button', { name: 'Show details' });
+    if ((await unfold.count()) > 0) await unfold.click();
+    await until('the card to name where it ran', async () => ((await c.locator('[data-folder]').textContent()) ?? '').replace(/\s+/g, ' ').trim() === 'on Build box:~/src/app');
+    await where.selectOption('');
+    await folder.fill('');
+    await page.mouse.move(0, 0);
+    await shoot(page, 'tasks-host');
+    await api(origin, ctx.token, 'DELETE', `/api/tasks/${t.id}`);
+  });
+
+  await check('hosts: Remove asks once more, then the host is gone here and from the composer', async () => {
+    await visit(page, 'settings');
+    const row = page.locator('[data-host="build-box"]');
+    await row.getByRole('button', { name: 'Remove' }).click();
+    await row.getByRole('button', { name: 'Press again to remove' }).click();
+    await until('the host to go', async () => (await row.count()) === 0);
+    await visit(page, 'tasks');
+    if ((await page.getByLabel('Where').count()) !== 0) throw new Error('the composer still offers a place with no host left');
+  });
+}
