@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -142,6 +144,35 @@ func (l *Links) Limits(id string) pref.Limits {
 		return h.Limits
 	}
 	return host.DefaultLimits
+}
+
+// forgetWait bounds how long deleting a task there may take.
+const forgetWait = 30 * time.Second
+
+// Forget deletes there a task deleted here, in the background (a host out
+// of reach, or one the runner finds working, keeps it; the log says so).
+func (l *Links) Forget(id, taskID string) {
+	l.mu.Lock()
+	if !l.life.Open() {
+		l.mu.Unlock()
+		return
+	}
+	ctx := l.life.Context()
+	l.life.WG.Add(1)
+	l.mu.Unlock()
+	go func() {
+		defer l.life.WG.Done()
+		ctx, cancel := context.WithTimeout(ctx, forgetWait)
+		defer cancel()
+		c, err := l.client(ctx, id)
+		if err == nil {
+			err = c.Do(ctx, http.MethodDelete, "/api/tasks/"+url.PathEscape(taskID), nil, nil)
+		}
+		var apiErr *client.Error
+		if err != nil && !(errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound) {
+			l.cfg.Log.Warn("a task deleted here is still on its host", "host", id, "task", taskID, "err", err)
+		}
+	}()
 }
 
 // errClosed is a connection asked for while Conch stops.

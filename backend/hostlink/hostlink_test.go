@@ -12,6 +12,7 @@ import (
 
 	"conch/backend/event"
 	"conch/backend/host"
+	"conch/backend/output"
 	"conch/backend/pref"
 	"conch/backend/store"
 	"conch/backend/task"
@@ -124,6 +125,21 @@ func TestAQuestionThereIsAnsweredHere(t *testing.T) {
 	}
 	if b, err := os.ReadFile(r.s.Home + "/answered.txt"); err != nil || string(b) != "asked\n" {
 		t.Fatalf("on the host: %q %v", b, err)
+	}
+	// Deleted here, it goes there too, with its log.
+	log := r.s.Home + "/.conch-remote/home/tasks/" + tk.ID + "/" + output.FileName
+	if _, err := os.Stat(log); err != nil {
+		t.Fatalf("the host keeps no log of it: %v", err)
+	}
+	if err := r.tasks.Delete(tk.ID); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, err := os.Stat(log); err == nil; _, err = os.Stat(log) {
+		if time.Now().After(deadline) {
+			t.Fatal("the task deleted here is still on the host")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

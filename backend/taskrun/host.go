@@ -21,6 +21,9 @@ type Hosts interface {
 	Check(host string) error
 	// Limits are how many tasks may run on host at once.
 	Limits(host string) pref.Limits
+	// Forget deletes there a task deleted here, without waiting: a host
+	// out of reach keeps it.
+	Forget(host, id string)
 }
 
 // reattach starts following a task that a Conch that stopped left working

@@ -166,6 +166,9 @@ func (r *Runner) Delete(id string) error {
 		return fmt.Errorf("delete task %s output: %w", id, err)
 	}
 	r.cfg.Bus.Publish(event.Event{Type: event.TaskDeleted, ID: id, Prev: e.t.Status})
+	if e.t.Host != "" && r.cfg.Hosts != nil {
+		r.cfg.Hosts.Forget(e.t.Host, id)
+	}
 	return nil
 }
 
