@@ -62,6 +62,9 @@ type App struct {
 	routines *routine.Service
 	hosts    *host.Service
 	links    *hostlink.Links
+	// logs are the tasks' output logs, the runner's own (a follower of
+	// one wakes at each append).
+	logs *output.Logs
 
 	mu     sync.Mutex
 	onOpen func() // brings the window forward (desktop only)
@@ -115,6 +118,7 @@ func newApp(ctx context.Context, home string, served bool) (*App, error) {
 		Home: userHome, Spending: spending, HomeMark: mark, Log: log, Limit: chattask.Limits(st, log)})
 	chatTasks := chattask.New(chattask.Config{Chats: a.chats, Store: st, Log: log, Engines: engines, Preferences: prefs, Worktrees: worktrees})
 	sh, logs := &shell.Shell{Home: userHome}, output.New(filepath.Join(home, "tasks"))
+	a.logs = logs
 	health.Shell = sh.Ready
 	if a.hosts, err = openHosts(home, st, a.bus, log); err != nil {
 		_ = st.Close()

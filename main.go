@@ -180,7 +180,7 @@ func newGateway(app *App, ln net.Listener, hosts []string, stdout, stderr io.Wri
 		fmt.Fprintf(stderr, "conch: warning: serving beyond this machine (as %s) over plain HTTP: the sign-in token and all you do cross the network unencrypted; use it only on a network you trust\n", strings.Join(hosts, ", "))
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	gw, err := gateway.New(gateway.Config{API: app.svc, Bus: app.bus, Assets: assets(), Token: token, Log: log, Hosts: hosts},
+	gw, err := gateway.New(gateway.Config{API: app.svc, Bus: app.bus, Assets: assets(), Token: token, Log: log, Hosts: hosts, Logs: app.logs},
 		ln.Addr().String())
 	if err != nil {
 		ln.Close()

@@ -159,3 +159,31 @@ func (c *Client) Output(ctx context.Context, id string, offset int64) ([]byte, i
 	}
 	return b, next, nil
 }
+
+// StreamOutput follows a task's output from offset as it is written
+// (GET /api/tasks/:id/output?follow=1), handing each piece to fn with the
+// offset it starts at, until the task has ended with every byte sent (nil)
+// or the stream breaks (its error).
+func (c *Client) StreamOutput(ctx context.Context, id string, offset int64, fn func(from int64, b []byte)) error {
+	resp, err := c.Send(ctx, http.MethodGet, fmt.Sprintf("/api/tasks/%s/output?follow=1&offset=%d", url.PathEscape(id), offset), nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			b := make([]byte, n)
+			copy(b, buf[:n])
+			fn(offset, b)
+			offset += int64(n)
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("follow task %s's output: %w", id, err)
+		}
+	}
+}

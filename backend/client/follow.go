@@ -41,6 +41,9 @@ type Follower struct {
 	// only keeps to the marked tasks: the others are neither listed nor
 	// handed on.
 	only bool
+	// states hands on states only: the output is the caller's to stream
+	// (StreamOutput).
+	states bool
 
 	mu    sync.Mutex
 	marks map[string]Mark
@@ -50,6 +53,15 @@ type Follower struct {
 // following its own task on a host), and returns f.
 func (f *Follower) Only() *Follower {
 	f.only = true
+	return f
+}
+
+// States makes f hand on the tasks' states only, never their output, and
+// returns f: a caller that streams the output as it is written
+// (StreamOutput) gets it sooner than a task's next state says there is
+// more.
+func (f *Follower) States() *Follower {
+	f.states = true
 	return f
 }
 
@@ -175,6 +187,9 @@ func (f *Follower) apply(ctx context.Context, t task.Task, fn func(Change)) erro
 	if newer {
 		fn(Change{Task: &t})
 	} else if t.OutputBytes <= mk.Offset {
+		return nil
+	}
+	if f.states {
 		return nil
 	}
 	return f.readOutput(ctx, t.ID, mk.Offset, fn)

@@ -44,6 +44,10 @@ const (
 	// (Delta). It is not stored: the whole reply follows as MessageAdded
 	// with the same message id.
 	MessageDelta Type = "message.delta"
+	// TaskOutput says a running task's log has grown to OutputBytes (ID):
+	// announced every 50 ms while it grows, never stored, so a page reads
+	// new output within that rather than at the next save of outputBytes.
+	TaskOutput Type = "task.output"
 	// HostChanged carries the id of a host whose record changed (its
 	// status among them: reached, or unreachable since when).
 	HostChanged Type = "host.changed"
@@ -94,6 +98,8 @@ type Event struct {
 	Delta *Delta `json:"delta,omitempty"`
 	// Notice is set on task.notice.
 	Notice *Notice `json:"notice,omitempty"`
+	// OutputBytes is set on task.output.
+	OutputBytes int64 `json:"outputBytes,omitempty"`
 }
 
 // Bus fans events out to subscribers without ever waiting on one.

@@ -318,6 +318,10 @@ func (g *Gateway) output(w http.ResponseWriter, r *http.Request, id string) {
 		writeError(w, errcode.Invalid, "max must be a whole number of bytes, 1 or more.")
 		return
 	}
+	if q.Get("follow") == "1" {
+		g.followOutput(w, r, id, offset)
+		return
+	}
 	chunk, err := g.api.ReadOutput(id, offset, int(min(max, service.MaxOutputRead)))
 	if err != nil {
 		if errcode.Of(err) == errcode.Internal {

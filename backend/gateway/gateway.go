@@ -23,6 +23,7 @@ import (
 	"conch/backend/client"
 	"conch/backend/errcode"
 	"conch/backend/event"
+	"conch/backend/output"
 	"conch/backend/service"
 )
 
@@ -38,6 +39,9 @@ type Config struct {
 	Assets fs.FS // the built frontend; nil serves a short notice
 	Token  string
 	Log    *slog.Logger
+	// Logs are the tasks' output logs, followed as they grow for
+	// GET /api/tasks/:id/output?follow=1 (nil: not served).
+	Logs *output.Logs
 
 	// Hosts are more host names (or IPs) the server answers as, besides
 	// the loopback names: the addresses --allow-remote serves on.

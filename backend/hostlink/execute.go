@@ -43,6 +43,9 @@ type execution struct {
 	placed    bool // the task was sent there (or found there)
 	unreached bool // the record says the host is unreachable
 
+	// out orders the writes to the log here: the stream's and a drain's.
+	out sync.Mutex
+
 	mu sync.Mutex
 	// asking is the question of the host's asked here, and how to take
 	// it back when the host moves on.
@@ -156,15 +159,17 @@ func (x *execution) follow(ctx context.Context, c *runner) (taskrun.Outcome, boo
 	}
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// The output streams as it is written there; the states follow apart.
+	var streaming sync.WaitGroup
+	defer streaming.Wait()
+	streaming.Go(func() { x.stream(fctx, c) })
 	var out taskrun.Outcome
 	var end error
 	finished := false
-	f := client.NewFollower(c.Client, map[string]client.Mark{x.id: {Offset: x.run.Written()}}).Only()
+	f := client.NewFollower(c.Client, map[string]client.Mark{x.id: {}}).Only().States()
 	err := f.Follow(fctx, func(ch client.Change) {
 		switch {
 		case finished:
-		case ch.Output != nil:
-			x.write(ch.From, ch.Output)
 		case ch.Deleted != "":
 			finished, end = true, fmt.Errorf("the task was removed on %s", x.host)
 			cancel()
@@ -229,9 +234,29 @@ func (x *execution) place(ctx context.Context, c *runner) error {
 	return err
 }
 
+// stream carries the host's output into the log here as it is written
+// there, from the log's end, until the task has ended (the follow ends it
+// then) or the connection breaks: a break starts it again once the
+// follow has reached the runner once more.
+func (x *execution) stream(ctx context.Context, c *runner) {
+	for ctx.Err() == nil {
+		err := c.StreamOutput(ctx, x.id, x.run.Written(), x.write)
+		if err != nil {
+			return // the follow sees the same break, and reaches the host again
+		}
+		// Ended with the task there; the follow finishes it.
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
 // write appends the host's output from byte from to the log here, leaving
 // out what the log holds already.
 func (x *execution) write(from int64, b []byte) {
+	x.out.Lock()
+	defer x.out.Unlock()
 	have := x.run.Written()
 	if from+int64(len(b)) <= have {
 		return

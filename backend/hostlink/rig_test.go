@@ -47,7 +47,7 @@ func TestMain(m *testing.M) {
 
 // builds is the runner's static build for this machine's arch, made once
 // for every test (as make remote makes it).
-func builds(t *testing.T) func(arch string) (string, string, error) {
+func builds(t testing.TB) func(arch string) (string, string, error) {
 	t.Helper()
 	arch := runtime.GOARCH
 	if arch != "amd64" && arch != "arm64" {
@@ -97,7 +97,7 @@ func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
 // the links and the task runner, reopened on the same home as a restarted
 // Conch would be.
 type rig struct {
-	t      *testing.T
+	t      testing.TB
 	s      *sshd.Server
 	dir    string
 	sshCfg ssh.Config
@@ -113,7 +113,7 @@ type rig struct {
 
 // newRig starts a host (o shapes it) and a desktop that knows it as
 // "box", its key accepted unless unknownKey.
-func newRig(t *testing.T, o sshd.Options, unknownKey bool) *rig {
+func newRig(t testing.TB, o sshd.Options, unknownKey bool) *rig {
 	t.Helper()
 	s := sshd.Start(t, o)
 	r := &rig{t: t, s: s, dir: t.TempDir(), builds: builds(t)}
@@ -255,4 +255,17 @@ func (r *rig) runnerPid() int {
 		}
 	}
 	return 0
+}
+
+// appendFile adds b to the file at path.
+func appendFile(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -146,7 +146,7 @@ func newRunnerApp(home, sock string, stderr io.Writer) (*runnerApp, error) {
 		Health: service.Health{StorePath: dbPath, Shell: sh.Ready, Served: true},
 		Backup: &backup.Source{Store: st, Home: home},
 	})
-	gw := gateway.NewSocket(gateway.Config{API: svc, Bus: r.bus, Token: token, Log: log})
+	gw := gateway.NewSocket(gateway.Config{API: svc, Bus: r.bus, Token: token, Log: log, Logs: logs})
 	// Stopping it shuts the server down (event streams too) and removes
 	// the socket and its pid file.
 	r.gw = gateway.NewServing(gateway.NewServer(gw, log, gateway.Limits{}), sk.Listener(), r.bus)

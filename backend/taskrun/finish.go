@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"conch/backend/event"
 	"conch/backend/task"
 )
 
@@ -110,14 +111,28 @@ func (r *Runner) finish(e *entry, size *int64, out Outcome, cause error, next *q
 	go r.run(next.ctx, next.e, next.h, st)
 }
 
-// flushOutput saves the log's size while the task runs.
+// outputNotice is how often a running task's growing log is announced
+// (task.output, never stored), so an open page reads new output within
+// that, not at the next save.
+const outputNotice = 50 * time.Millisecond
+
+// flushOutput saves the log's size while the task runs, and announces it
+// more often.
 func (r *Runner) flushOutput(ctx context.Context, e *entry, size func() int64) {
 	tick := time.NewTicker(outputFlush)
 	defer tick.Stop()
+	notice := time.NewTicker(outputNotice)
+	defer notice.Stop()
+	var told int64
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-notice.C:
+			if n := size(); n > told {
+				told = n
+				r.cfg.Bus.Publish(event.Event{Type: event.TaskOutput, ID: e.id(), OutputBytes: n})
+			}
 		case <-tick.C:
 			n := size()
 			e.mu.Lock()

@@ -445,6 +445,9 @@ func TestEveryPublishedChangeIsAlreadyDurable(t *testing.T) {
 	seen := 0
 	for len(sub.C()) > 0 {
 		ev := <-sub.C()
+		if ev.Type == event.TaskOutput {
+			continue // announced, never stored
+		}
 		stored, err := b.store.Task(ev.Task.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -590,5 +593,36 @@ func TestTheNextTaskStartsInTheWriteThatEndsTheLast(t *testing.T) {
 		if tk, _ := b.runner.Get(id); tk.Rev != 3 || tk.Steps[0] != "Started "+tk.Title {
 			t.Fatalf("%s: rev %d, steps %q", tk.Title, tk.Rev, tk.Steps)
 		}
+	}
+}
+
+// A running task's growing log is announced (task.output) with its size,
+// apart from the saves of outputBytes, and never stored as a change.
+func TestGrowingOutputIsAnnounced(t *testing.T) {
+	b := setup(t)
+	sub := b.bus.Subscribe(4096)
+	defer sub.Close()
+	tk := b.create(t, "printf hello; sleep 1; printf ' world'; sleep 1", task.Auto)
+	b.waitStatus(t, tk.ID, task.Done)
+	var sizes []int64
+	for len(sub.C()) > 0 {
+		ev := <-sub.C()
+		if ev.Type == event.TaskOutput {
+			if ev.ID != tk.ID || ev.Task != nil {
+				t.Fatalf("announced %+v", ev)
+			}
+			sizes = append(sizes, ev.OutputBytes)
+		}
+	}
+	if len(sizes) < 2 || sizes[0] != 5 || sizes[len(sizes)-1] != 11 {
+		t.Fatalf("announced sizes %v, want 5 then 11", sizes)
+	}
+	for i := 1; i < len(sizes); i++ {
+		if sizes[i] <= sizes[i-1] {
+			t.Fatalf("announced %v: not growing", sizes)
+		}
+	}
+	if got, _ := b.runner.Get(tk.ID); got.OutputBytes != 11 {
+		t.Fatalf("stored outputBytes %d", got.OutputBytes)
 	}
 }

@@ -449,7 +449,10 @@ func (t *Tray) follow(ctx context.Context, sub *event.Subscription, refresh func
 			return
 		case <-sub.Done():
 			return
-		case <-sub.C():
+		case ev := <-sub.C():
+			if ev.Type == event.TaskOutput || ev.Type == event.MessageDelta {
+				continue // output says nothing the tray shows
+			}
 			if !pending {
 				pending = true
 				tick.Reset(200 * time.Millisecond)

@@ -301,6 +301,11 @@ func rows(r map[string]result, rs rounds, ui *frameLine) []row {
 		out = append(out, missing("RSS of conch serve, 100,000 tasks", "< 100 MB", "BenchmarkServe100k"))
 	}
 	out = append(out, agentRows(latency, get)...)
+	out = append(out,
+		latency("Send → first output of a command on a host (its runner up, over real ssh on loopback)", "BenchmarkHostSend", "ms",
+			"BenchmarkRawSSHTrue", "ms", "≥ 0.67× (takes ≤ 1.5× as long)", "`ssh host true` on the same connection"),
+		latency("output of a task on a host to this computer's page (task.output and a read), p99", "BenchmarkHostOutput", "p99-ms",
+			"BenchmarkRawSSHOutput", "p99-ms", "≤ 100 ms", "the same lines straight from ssh"))
 	out = append(out, searchRows(get)...)
 	return append(out, uiRows(ui)...)
 }

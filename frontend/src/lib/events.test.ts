@@ -45,6 +45,18 @@ describe('the event stream', () => {
     expect(s.byId.has('n')).toBe(false);
   });
 
+  it('hands a task\'s grown log to its shown output, not to the records', async () => {
+    const b = mockBackend([makeTask({ id: 'r', status: Status.Running, outputBytes: 0 })]);
+    b.readOutput = vi.fn(async () => ({ data: 'hello', next: 5 }));
+    const s = new TasksStore(b, now);
+    await s.reload();
+    const tail = s.tail('r');
+    tail.sync(0);
+    route({ type: EventType.TaskOutput, id: 'r', outputBytes: 5 }, hearers(s));
+    await vi.waitFor(() => expect(tail.text).toBe('hello'));
+    expect(s.byId.get('r')?.outputBytes).toBe(0);
+  });
+
   it('reads the hosts again when one changed, and not the tasks', () => {
     const s = new TasksStore(mockBackend(), now);
     const to = hearers(s);

@@ -17,7 +17,7 @@ import type { TasksStore } from './tasks/store.svelte';
 
 /** Who hears the stream: the parts of each that it calls. */
 export interface Hearers {
-  tasks: Pick<TasksStore, 'enqueue' | 'flush' | 'reload'>;
+  tasks: Pick<TasksStore, 'enqueue' | 'flush' | 'reload' | 'grew'>;
   chats: Pick<ChatsStore, 'apply' | 'reload'>;
   nav: Pick<Nav, 'showTask' | 'openChat' | 'requestCompose'>;
   home: Pick<HomeFolder, 'load'>;
@@ -47,6 +47,9 @@ export function route(e: AppEvent, to: Hearers): void {
       return;
     case EventType.TaskNotice:
       to.notices.tell(e);
+      return;
+    case EventType.TaskOutput:
+      to.tasks.grew(e.id, e.outputBytes);
       return;
     case EventType.HostChanged:
       void to.hosts.load();

@@ -164,6 +164,12 @@ export const EventType = {
    */
   MessageDelta: 'message.delta',
   /**
+   * TaskOutput says a running task's log has grown to OutputBytes (ID):
+   * announced every 50 ms while it grows, never stored, so a page reads
+   * new output within that rather than at the next save of outputBytes.
+   */
+  TaskOutput: 'task.output',
+  /**
    * HostChanged carries the id of a host whose record changed (its
    * status among them: reached, or unreachable since when).
    */

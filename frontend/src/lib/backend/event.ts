@@ -41,6 +41,9 @@ export function parseEvent(raw: unknown): AppEvent | null {
     if (typeof n !== 'object' || n === null || typeof n.tag !== 'string' || typeof n.title !== 'string' || typeof n.body !== 'string' || (n.kind !== NoticeKind.NoticeFinished && n.kind !== NoticeKind.NoticeQuestion)) return null;
     return { type: EventType.TaskNotice, task: t as unknown as Task, notice: { kind: n.kind, tag: n.tag, title: n.title, body: n.body } };
   }
+  if (e.type === EventType.TaskOutput && typeof e.id === 'string' && typeof e.outputBytes === 'number') {
+    return { type: EventType.TaskOutput, id: e.id, outputBytes: e.outputBytes };
+  }
   if (e.type === EventType.HostChanged && typeof e.id === 'string') {
     return { type: EventType.HostChanged, id: e.id };
   }

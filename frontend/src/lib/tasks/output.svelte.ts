@@ -19,6 +19,8 @@ export class OutputTail {
   #offset = -1;
   #want = 0;
   #busy = false;
+  /** The most the log was announced to hold in this run (task.output), ahead of the record. */
+  #ahead = 0;
 
   constructor(backend: Backend, id: string) {
     this.#backend = backend;
@@ -27,11 +29,10 @@ export class OutputTail {
 
   /** Reads up to outputBytes (the task's current log size) if there is more. */
   sync(outputBytes: number): void {
-    if (this.#offset > outputBytes) {
-      // The log started over (a retried task): show the new one from the top.
-      this.#offset = -1;
-      this.text = '';
-      this.cut = false;
+    if (this.#offset > outputBytes && this.#offset > this.#ahead) this.#restart();
+    if (outputBytes <= this.#want && this.#offset !== -1) {
+      void this.#pump(); // a record behind what was announced: nothing new
+      return;
     }
     this.#want = outputBytes;
     if (this.#offset === -1) {
@@ -39,6 +40,31 @@ export class OutputTail {
       this.cut = this.#offset > 0;
     }
     void this.#pump();
+  }
+
+  /**
+   * The log has grown to n, as announced while its task runs (task.output):
+   * read it now, not at the record's next save. A shown tail only; the
+   * first sync places one.
+   */
+  grew(n: number): void {
+    if (n < this.#ahead) {
+      // Announcements grow within a run: a smaller one is a log that started over.
+      this.#ahead = 0;
+      if (this.#offset > n) this.#restart();
+    }
+    this.#ahead = n;
+    if (this.#offset === -1 || n <= this.#want) return;
+    this.#want = n;
+    void this.#pump();
+  }
+
+  /** The log started over (a retried task): show the new one from the top. */
+  #restart(): void {
+    this.#offset = -1;
+    this.#want = 0;
+    this.text = '';
+    this.cut = false;
   }
 
   async #pump(): Promise<void> {

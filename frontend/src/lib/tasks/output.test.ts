@@ -43,4 +43,35 @@ describe('OutputTail', () => {
     tail.sync(log.text.length);
     await vi.waitFor(() => expect(tail.text).toBe('new\n'));
   });
+
+  it('reads what was announced ahead of the record, and a record behind it takes nothing back', async () => {
+    const { log, readOutput, backend } = logBackend();
+    const tail = new OutputTail(backend, 't');
+    tail.grew(4); // not shown yet: nothing read
+    expect(readOutput).not.toHaveBeenCalled();
+    log.text = 'one\n';
+    tail.sync(4);
+    await vi.waitFor(() => expect(tail.text).toBe('one\n'));
+    log.text += 'two\n';
+    tail.grew(8);
+    await vi.waitFor(() => expect(tail.text).toBe('one\ntwo\n'));
+    tail.sync(4); // the record's save, behind the announcement
+    tail.sync(8);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(tail.text).toBe('one\ntwo\n');
+    expect(readOutput.mock.calls.map((c) => c[1])).toEqual([0, 4]);
+  });
+
+  it('starts over when a run announces less than the last', async () => {
+    const { log, backend } = logBackend();
+    const tail = new OutputTail(backend, 't');
+    log.text = 'first run\n';
+    tail.sync(log.text.length);
+    tail.grew(log.text.length);
+    await vi.waitFor(() => expect(tail.text).toBe('first run\n'));
+    log.text = 'new\n';
+    tail.grew(log.text.length);
+    tail.sync(log.text.length);
+    await vi.waitFor(() => expect(tail.text).toBe('new\n'));
+  });
 });

@@ -391,6 +391,11 @@ export class TasksStore {
   }
 
   /** The output tail of a task, kept across re-renders. */
+  /** A running task's log grew to n (task.output): its shown tail reads it now. */
+  grew(id: string, n: number): void {
+    this.#tails.get(id)?.grew(n);
+  }
+
   tail(id: string): OutputTail {
     let t = this.#tails.get(id);
     if (t) {
