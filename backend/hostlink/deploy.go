@@ -201,6 +201,7 @@ func (l *Links) upgrade(ctx context.Context, id string, c *client.Client, s remo
 		l.cfg.Log.Info("the runner on a host is older, and busy: left as it is", "host", id, "runner", was)
 		return c, nil
 	}
+	l.cfg.Log.Info("replacing the runner on a host", "host", id, "runner", was, "with", l.cfg.Version)
 	// SIGTERM ends it as a local Conch ends; its socket goes first.
 	script := `pid=$(cat ` + quote(s.Socket+remote.PidSuffix) + ` 2>/dev/null) && kill "$pid" 2>/dev/null
 i=0

@@ -341,3 +341,61 @@ func TestAHostHasLimitsOfItsOwn(t *testing.T) {
 	}
 	r.ended(second.ID)
 }
+
+// A desktop of a newer version replaces a runner of an older one that has
+// nothing to do (its tasks stay, in the same home); a runner with work is
+// left as it is until it has none.
+func TestANewerDesktopUpgradesAnIdleRunner(t *testing.T) {
+	r := newRig(t, sshd.Options{}, false)
+	first := r.send(`echo one`, taskrun.Options{})
+	if end := r.ended(first.ID); end.Status != task.Done {
+		t.Fatalf("ended %s: %s", end.Status, end.Error)
+	}
+	busy := r.send(`sleep 300`, taskrun.Options{})
+	r.wait(busy.ID, 60*time.Second, "running there", func(task.Task) bool { return len(r.processes("sleep 300")) > 0 })
+	old := r.runnerPid()
+	r.close()
+
+	// Newer, while the old runner is busy: it is kept, and runs the task.
+	newer := "hostlink-test-2"
+	dir := buildOf(t, newer)
+	r.builds = func(arch string) (string, string, error) {
+		b, err := os.ReadFile(dir + "/conch-linux-" + arch + ".sha256")
+		if err != nil {
+			return "", "", err
+		}
+		return dir + "/conch-linux-" + arch, strings.Fields(string(b))[0], nil
+	}
+	r.version = newer
+	r.open()
+	// Stopped at once: before its run reached the host, the Stop is
+	// carried there all the same.
+	if _, err := r.tasks.StopTask(busy.ID); err != nil {
+		t.Fatal(err)
+	}
+	r.ended(busy.ID)
+	if ps := r.processes("sleep 300"); len(ps) > 0 {
+		t.Fatalf("stopped here, it still runs there: %q", ps)
+	}
+	if pid := r.runnerPid(); pid != old {
+		t.Fatalf("the busy runner (%d) was replaced by %d", old, pid)
+	}
+
+	// Idle now: the next connection replaces it, on the same home.
+	r.close()
+	r.open()
+	second := r.send(`echo two`, taskrun.Options{})
+	if end := r.ended(second.ID); end.Status != task.Done || r.output(second.ID) != "two\n" {
+		t.Fatalf("ended %s (%s) with %q", end.Status, end.Error, r.output(second.ID))
+	}
+	pid := r.runnerPid()
+	if pid == old || pid == 0 {
+		t.Fatalf("the idle runner %d was not replaced (now %d)", old, pid)
+	}
+	if exe := sshd.Cmdline(pid); !strings.Contains(exe, "/.conch-remote/"+newer+"/conch runner") {
+		t.Fatalf("the runner now is %q", exe)
+	}
+	if _, err := os.Stat(r.s.Home + "/.conch-remote/home/tasks/" + first.ID); err != nil {
+		t.Fatalf("the first task's log went with the old runner: %v", err)
+	}
+}

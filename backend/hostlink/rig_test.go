@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,67 +32,66 @@ import (
 const version = "hostlink-test"
 
 var (
-	buildOnce sync.Once
-	buildDir  string
-	buildErr  error
+	buildMu   sync.Mutex
+	buildDirs = map[string]string{}
 )
 
-// TestMain removes the runner's build when the tests end.
+// TestMain removes the runner's builds when the tests end.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if buildDir != "" {
-		_ = os.RemoveAll(buildDir)
+	for _, d := range buildDirs {
+		_ = os.RemoveAll(d)
 	}
 	os.Exit(code)
 }
 
-// builds is the runner's static build for this machine's arch, made once
-// for every test (as make remote makes it).
+// builds is the runner's static build of version for this machine's
+// arch, found as Conch finds it ($CONCH_REMOTE_BUILDS).
 func builds(t testing.TB) func(arch string) (string, string, error) {
+	t.Helper()
+	t.Setenv(hostlink.BuildsEnv, buildOf(t, version))
+	return hostlink.FindBuilds(version)
+}
+
+// buildOf builds the runner of version v for this machine's arch, once
+// for every test (as make remote does), and returns its folder.
+func buildOf(t testing.TB, v string) string {
 	t.Helper()
 	arch := runtime.GOARCH
 	if arch != "amd64" && arch != "arm64" {
 		t.Skipf("the runner is built for amd64 and arm64, not %s", arch)
 	}
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "conch-runner-build-")
-		if buildErr != nil {
-			return
-		}
-		root, err := exec.Command("go", "env", "GOMOD").Output()
-		if err != nil {
-			buildErr = err
-			return
-		}
-		out := filepath.Join(buildDir, "conch-linux-"+arch)
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-X conch/backend/version.Version="+version, "-o", out, ".")
-		cmd.Dir = filepath.Dir(strings.TrimSpace(string(root)))
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			buildErr = &buildError{err, string(b)}
-			return
-		}
-		b, err := os.ReadFile(out)
-		if err != nil {
-			buildErr = err
-			return
-		}
-		sum := sha256.Sum256(b)
-		buildErr = os.WriteFile(out+".sha256", []byte(hex.EncodeToString(sum[:])+"  conch-linux-"+arch+"\n"), 0o644)
-	})
-	if buildErr != nil {
-		t.Fatalf("build the runner: %v", buildErr)
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if d, ok := buildDirs[v]; ok {
+		return d
 	}
-	t.Setenv(hostlink.BuildsEnv, buildDir)
-	return hostlink.FindBuilds(version)
+	dir, err := os.MkdirTemp("", "conch-runner-build-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "conch-linux-"+arch)
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-X conch/backend/version.Version="+v, "-o", out, ".")
+	cmd.Dir = filepath.Dir(strings.TrimSpace(string(root)))
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build the runner: %v\n%s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	if err := os.WriteFile(out+".sha256", []byte(hex.EncodeToString(sum[:])+"  conch-linux-"+arch+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	buildDirs[v] = dir
+	return dir
 }
-
-type buildError struct {
-	err error
-	out string
-}
-
-func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
 
 // rig is a desktop Conch's task side, with one host: the store, the hosts,
 // the links and the task runner, reopened on the same home as a restarted
@@ -102,6 +102,8 @@ type rig struct {
 	dir    string
 	sshCfg ssh.Config
 	builds func(string) (string, string, error)
+	// version is the runner's version this desktop starts.
+	version string
 
 	st    *store.Bolt
 	bus   *event.Bus
@@ -116,7 +118,7 @@ type rig struct {
 func newRig(t testing.TB, o sshd.Options, unknownKey bool) *rig {
 	t.Helper()
 	s := sshd.Start(t, o)
-	r := &rig{t: t, s: s, dir: t.TempDir(), builds: builds(t)}
+	r := &rig{t: t, s: s, dir: t.TempDir(), builds: builds(t), version: version}
 	ctl, err := os.MkdirTemp("", "cl")
 	if err != nil {
 		t.Fatal(err)
@@ -162,9 +164,9 @@ func (r *rig) open() {
 		r.t.Fatal(err)
 	}
 	r.st, r.bus = st, event.NewBus()
-	r.hosts = host.New(host.Config{Store: st, SSH: c, Version: version, Bus: r.bus})
-	r.links = hostlink.New(hostlink.Config{Hosts: r.hosts, Builds: r.builds, Version: version,
-		SocketDir: r.sshCfg.ControlDir, Retry: 100 * time.Millisecond})
+	r.hosts = host.New(host.Config{Store: st, SSH: c, Version: r.version, Bus: r.bus})
+	r.links = hostlink.New(hostlink.Config{Hosts: r.hosts, Builds: r.builds, Version: r.version,
+		SocketDir: r.sshCfg.ControlDir, Retry: 100 * time.Millisecond, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	r.logs = output.New(filepath.Join(r.dir, "tasks"))
 	home, _ := os.UserHomeDir()
 	r.tasks = taskrun.New(taskrun.Config{Store: st, Bus: r.bus, Logs: r.logs, Home: home,

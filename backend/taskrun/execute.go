@@ -32,7 +32,7 @@ func (r *Runner) run(ctx context.Context, e *entry, h *activeRun, st *start) {
 		st = &start{t: t}
 	}
 	started := st.t
-	ex, w, err := r.open(ctx, started)
+	ex, w, err := r.open(ctx, started, st.reattach)
 	if err != nil {
 		if st.wait() == nil {
 			r.finish(e, nil, Outcome{}, err, nil)
@@ -97,9 +97,11 @@ func (r *Runner) recoverRun(e *entry, st **start) {
 }
 
 // open finds the executor of a task that is starting and opens its log.
-// An error is why the run ends before its work starts.
-func (r *Runner) open(ctx context.Context, started task.Task) (Executor, *output.Writer, error) {
-	if ctx.Err() != nil { // stopped (or Conch closing) as it started
+// An error is why the run ends before its work starts. A run that carries
+// on work a host does (reattach) always gets its executor: a Stop that
+// came first must still reach the host.
+func (r *Runner) open(ctx context.Context, started task.Task, reattach bool) (Executor, *output.Writer, error) {
+	if ctx.Err() != nil && !reattach { // stopped (or Conch closing) as it started
 		return nil, nil, finishCause(ctx, ctx.Err())
 	}
 	ex := r.cfg.Executors[started.Provider]
