@@ -2,6 +2,7 @@ package output
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"testing"
 
@@ -85,4 +86,62 @@ func holds(t *testing.T, p *os.File) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// A fast pipe is moved into the file in the kernel: every byte lands in
+// order, the size and the tail (read back from the file) are right, a
+// follower sees it all, and Conch's own line after it lands after it.
+func TestAFastPipeIsSplicedWhole(t *testing.T) {
+	l := newTest(t)
+	w := openW(t, l, "spliced")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := l.Follow(ctx, "spliced", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw := newPipe(t)
+	want := make([]byte, 3<<20)
+	for i := range want {
+		want[i] = 'a' + byte(i%26)
+	}
+	first := 64 << 10
+	if _, err := pw.Write(want[:first]); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer pw.Close()
+		_, _ = pw.Write(want[first:])
+	}()
+	n, err := w.ReadFrom(pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.sf == nil {
+		t.Fatal("the fast pipe was copied, not spliced")
+	}
+	if n != int64(len(want)) || w.Size() != n {
+		t.Fatalf("moved %d of %d bytes, size %d", n, len(want), w.Size())
+	}
+	if tail := w.Tail(100); tail != string(want[len(want)-100:]) {
+		t.Fatalf("tail %q", tail)
+	}
+	if _, err := w.Write([]byte("\nend\n")); err != nil {
+		t.Fatal(err)
+	}
+	all := append(append([]byte{}, want...), "\nend\n"...)
+	got, _, err := l.ReadAt("spliced", 0, 4<<20)
+	if err != nil || !bytes.Equal(got, all) {
+		t.Fatalf("log %d bytes (want %d), equal %t, %v", len(got), len(all), bytes.Equal(got, all), err)
+	}
+	if tail := w.Tail(5); tail != "\nend\n" {
+		t.Fatalf("tail after a write %q", tail)
+	}
+	var followed []byte
+	for len(followed) < len(all) {
+		followed = append(followed, <-ch...)
+	}
+	if !bytes.Equal(followed, all) {
+		t.Fatal("the follower saw other bytes")
+	}
 }
