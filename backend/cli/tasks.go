@@ -163,45 +163,7 @@ Ctrl+C stops the waiting, not the task: 'conch stop ID' does that.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := cwd
-			if onHost == "" {
-				var err error
-				if dir, err = runDir(cwd); err != nil {
-					return err
-				}
-			}
-			c, err := v.dial()
-			if err != nil {
-				return err
-			}
-			req := taskrun.CreateRequest{Text: strings.Join(args, " "), Title: title,
-				Options: taskrun.Options{Provider: "shell", Mode: mode, Cwd: dir, Host: onHost}}
-			var t task.Task
-			if err := c.Do(cmd.Context(), http.MethodPost, "/api/tasks", req, &t); err != nil {
-				return v.explain(err)
-			}
-			if !wait {
-				if asJSON {
-					return printJSON(v.stdout, t)
-				}
-				fmt.Fprintf(v.stdout, "%s\n", t.ID)
-				fmt.Fprintf(v.stderr, "Started %q (%s). Follow it with: conch logs -f %s\n", t.Title, t.Status.Words(), t.ID)
-				return nil
-			}
-			out := v.stdout
-			if asJSON {
-				out = io.Discard
-			}
-			end, err := follow(cmd.Context(), c, t.ID, out, true, nil)
-			if err != nil {
-				return v.explain(err)
-			}
-			if asJSON {
-				if err := printJSON(v.stdout, end); err != nil {
-					return err
-				}
-			}
-			return outcome(end)
+			return v.runTask(cmd, runFlags{cwd, mode, title, onHost, wait, asJSON}, args)
 		},
 	}
 	f := cmd.Flags()
@@ -214,6 +176,56 @@ Ctrl+C stops the waiting, not the task: 'conch stop ID' does that.`,
 	_ = cmd.RegisterFlagCompletionFunc("mode", cobra.FixedCompletions([]string{"auto", "ask", "edits", "plan"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.MarkFlagDirname("cwd")
 	return cmd
+}
+
+// runFlags are run's flags.
+type runFlags struct {
+	cwd, mode, title, host string
+	wait, asJSON           bool
+}
+
+// runTask is run: it sends the command, and with --wait follows it to its
+// end.
+func (v *verbs) runTask(cmd *cobra.Command, fl runFlags, args []string) error {
+	dir := fl.cwd
+	if fl.host == "" {
+		var err error
+		if dir, err = runDir(fl.cwd); err != nil {
+			return err
+		}
+	}
+	c, err := v.dial()
+	if err != nil {
+		return err
+	}
+	req := taskrun.CreateRequest{Text: strings.Join(args, " "), Title: fl.title,
+		Options: taskrun.Options{Provider: "shell", Mode: fl.mode, Cwd: dir, Host: fl.host}}
+	var t task.Task
+	if err := c.Do(cmd.Context(), http.MethodPost, "/api/tasks", req, &t); err != nil {
+		return v.explain(err)
+	}
+	if !fl.wait {
+		if fl.asJSON {
+			return printJSON(v.stdout, t)
+		}
+		fmt.Fprintf(v.stdout, "%s\n", t.ID)
+		fmt.Fprintf(v.stderr, "Started %q (%s). Follow it with: conch logs -f %s\n", t.Title, t.Status.Words(), t.ID)
+		return nil
+	}
+	out := v.stdout
+	if fl.asJSON {
+		out = io.Discard
+	}
+	end, err := follow(cmd.Context(), c, t.ID, out, true, nil)
+	if err != nil {
+		return v.explain(err)
+	}
+	if fl.asJSON {
+		if err := printJSON(v.stdout, end); err != nil {
+			return err
+		}
+	}
+	return outcome(end)
 }
 
 // runDir is the folder a command runs in: --cwd made absolute, else this
