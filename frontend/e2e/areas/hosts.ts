@@ -2,6 +2,7 @@
 // (loopback port 1), since the page's part is the same for any host. The
 // hosts over a real sshd are the Go tests' (backend/hostlink, backend/cli).
 
+import { layoutProblems } from '../layout';
 import { stepTimeout } from '../shared/env';
 import { api, send, shoot, until, visit, waitStatus } from '../shared/page';
 import { check } from '../shared/results';
@@ -29,6 +30,13 @@ export async function hosts(ctx: Suite): Promise<void> {
     if (listed.json?.hosts?.length !== 1 || listed.json.hosts[0].status !== 'unreachable') throw new Error(`GET /api/hosts: ${JSON.stringify(listed.json)}`);
     await page.mouse.move(0, 0);
     await shoot(page, 'settings-hosts');
+    await page.setViewportSize({ width: 900, height: 700 });
+    await row.scrollIntoViewIfNeeded();
+    await page.mouse.move(0, 0);
+    const cut = await layoutProblems(page);
+    await shoot(page, 'settings-hosts-900');
+    await page.setViewportSize({ width: 1200, height: 820 });
+    if (cut.length > 0) throw new Error(`at 900 px: ${cut.join(' | ')}`);
   });
 
   await check('hosts: a command sent to a host out of reach fails at once, saying so, and its card names the host', async () => {
@@ -51,10 +59,16 @@ export async function hosts(ctx: Suite): Promise<void> {
     const unfold = c.getByRole('button', { name: 'Show details' });
     if ((await unfold.count()) > 0) await unfold.click();
     await until('the card to name where it ran', async () => ((await c.locator('[data-folder]').textContent()) ?? '').replace(/\s+/g, ' ').trim() === 'on Build box:~/src/app');
-    await where.selectOption('');
-    await folder.fill('');
     await page.mouse.move(0, 0);
     await shoot(page, 'tasks-host');
+    await page.setViewportSize({ width: 900, height: 700 });
+    await page.mouse.move(0, 0);
+    const cut = await layoutProblems(page);
+    await shoot(page, 'tasks-host-900');
+    await page.setViewportSize({ width: 1200, height: 820 });
+    if (cut.length > 0) throw new Error(`at 900 px: ${cut.join(' | ')}`);
+    await where.selectOption('');
+    await folder.fill('');
     await api(origin, ctx.token, 'DELETE', `/api/tasks/${t.id}`);
   });
 
