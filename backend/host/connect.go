@@ -232,15 +232,7 @@ func (s *Service) Run(ctx context.Context, id, script string) (ssh.Result, error
 // already, so that no key waits to be accepted.
 func (s *Service) RunInput(ctx context.Context, id, script string, input io.Reader) (ssh.Result, error) {
 	for {
-		s.mu.Lock()
-		h, err := s.get(id)
-		if err != nil {
-			s.mu.Unlock()
-			return ssh.Result{}, err
-		}
-		target := h.Target
-		s.mu.Unlock()
-		t, err := ssh.ParseTarget(target)
+		t, err := s.target(id)
 		if err != nil {
 			return ssh.Result{}, err
 		}
@@ -265,19 +257,24 @@ func (s *Service) RunInput(ctx context.Context, id, script string, input io.Read
 // Forward makes local a socket that reaches remote there, over the
 // host's shared connection (which a Run opened).
 func (s *Service) Forward(ctx context.Context, id, local, remote string) error {
-	s.mu.Lock()
-	h, err := s.get(id)
-	if err != nil {
-		s.mu.Unlock()
-		return err
-	}
-	target := h.Target
-	s.mu.Unlock()
-	t, err := ssh.ParseTarget(target)
+	t, err := s.target(id)
 	if err != nil {
 		return err
 	}
 	return s.cfg.SSH.Forward(ctx, t, local, remote)
+}
+
+// target is where host id is reached now.
+func (s *Service) target(id string) (ssh.Target, error) {
+	s.mu.Lock()
+	h, err := s.get(id)
+	if err != nil {
+		s.mu.Unlock()
+		return ssh.Target{}, err
+	}
+	target := h.Target
+	s.mu.Unlock()
+	return ssh.ParseTarget(target)
 }
 
 // await waits until id's key is accepted (or the host removed).

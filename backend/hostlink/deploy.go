@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"conch/backend/client"
 	"conch/backend/remote"
+	"conch/backend/remote/ssh"
 	"conch/backend/task"
 )
 
@@ -142,12 +142,12 @@ func (l *Links) put(ctx context.Context, id string, f found, dir string) error {
 	}
 	defer fh.Close()
 	script := `umask 077
-d=` + quote(dir) + `
+d=` + remote.Quote(dir) + `
 mkdir -p "$d" || exit 1
 tmp="$d/conch.part.$$"
 cat > "$tmp" || exit 1
 got=$( { sha256sum "$tmp" 2>/dev/null || shasum -a 256 "$tmp"; } | cut -d ' ' -f 1)
-if [ "$got" != ` + quote(sum) + ` ]; then rm -f "$tmp"; echo "the copy's checksum is $got" >&2; exit 3; fi
+if [ "$got" != ` + remote.Quote(sum) + ` ]; then rm -f "$tmp"; echo "the copy's checksum is $got" >&2; exit 3; fi
 chmod 755 "$tmp" && mv -f "$tmp" "$d/conch"
 `
 	res, err := l.cfg.Hosts.RunInput(ctx, id, script, fh)
@@ -176,13 +176,13 @@ while ! [ -S %[1]s ] || ! [ -s %[2]s ]; do
   sleep 0.1
 done
 cat %[2]s
-`, quote(s.Socket), quote(s.Home+"/gateway-token"), quote(s.Home+"/runner.log"))
+`, remote.Quote(s.Socket), remote.Quote(s.Home+"/gateway-token"), remote.Quote(s.Home+"/runner.log"))
 	res, err := l.cfg.Hosts.Run(ctx, id, script.String())
 	if err != nil {
 		return "", fmt.Errorf("start Conch's runner on %s: %w", id, err)
 	}
 	if res.ExitCode != 0 {
-		return "", fmt.Errorf("Conch's runner on %s did not start: %s", id, firstLine(string(res.Stderr)))
+		return "", fmt.Errorf("Conch's runner on %s did not start: %s", id, ssh.FirstLine(string(res.Stderr)))
 	}
 	return strings.TrimSpace(string(res.Stdout)), nil
 }
@@ -203,9 +203,9 @@ func (l *Links) upgrade(ctx context.Context, id string, c *client.Client, s remo
 	}
 	l.cfg.Log.Info("replacing the runner on a host", "host", id, "runner", was, "with", l.cfg.Version)
 	// SIGTERM ends it as a local Conch ends; its socket goes first.
-	script := `pid=$(cat ` + quote(s.Socket+remote.PidSuffix) + ` 2>/dev/null) && kill "$pid" 2>/dev/null
+	script := `pid=$(cat ` + remote.Quote(s.Socket+remote.PidSuffix) + ` 2>/dev/null) && kill "$pid" 2>/dev/null
 i=0
-while [ -S ` + quote(s.Socket) + ` ] && [ $i -lt 100 ]; do i=$((i+1)); sleep 0.1; done
+while [ -S ` + remote.Quote(s.Socket) + ` ] && [ $i -lt 100 ]; do i=$((i+1)); sleep 0.1; done
 `
 	if _, err := l.cfg.Hosts.Run(ctx, id, script); err != nil {
 		return nil, err
@@ -220,28 +220,6 @@ while [ -S ` + quote(s.Socket) + ` ] && [ $i -lt 100 ]; do i=$((i+1)); sleep 0.1
 		return nil, fmt.Errorf("the runner on %s does not answer after its upgrade from %s: %w", id, was, err)
 	}
 	return nc, nil
-}
-
-// quote is s as one single-quoted sh word.
-func quote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if s == "" {
-		return "it said nothing"
-	}
-	return s
-}
-
-// backoff is how long to wait before the n-th try to reach a lost host.
-func (l *Links) backoff(n int) time.Duration {
-	d := l.cfg.Retry << min(n, 4)
-	return min(d, 15*time.Second)
 }
 
 // BuildsEnv names a folder holding the runner's builds

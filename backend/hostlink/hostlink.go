@@ -252,3 +252,9 @@ func (l *Links) lost(id string, c *runner, err error) {
 func (l *Links) socketOf(id string) string {
 	return filepath.Join(l.cfg.SocketDir, id+".sock")
 }
+
+// backoff is how long to wait before the n-th try to reach a lost host.
+func (l *Links) backoff(n int) time.Duration {
+	d := l.cfg.Retry << min(n, 4)
+	return min(d, 15*time.Second)
+}

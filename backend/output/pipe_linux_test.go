@@ -22,15 +22,7 @@ func TestReadFromWidensTheFastPipe(t *testing.T) {
 	for i := range want {
 		want[i] = byte(i*7 + i/4096)
 	}
-	// The whole first 64 KiB is waiting before the first read.
-	first := 64 << 10
-	if _, err := pw.Write(want[:first]); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		defer pw.Close()
-		_, _ = pw.Write(want[first:])
-	}()
+	fast(t, pw, want)
 	n, err := w.ReadFrom(pr)
 	if err != nil {
 		t.Fatal(err)
@@ -105,14 +97,7 @@ func TestAFastPipeIsSplicedWhole(t *testing.T) {
 	for i := range want {
 		want[i] = 'a' + byte(i%26)
 	}
-	first := 64 << 10
-	if _, err := pw.Write(want[:first]); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		defer pw.Close()
-		_, _ = pw.Write(want[first:])
-	}()
+	fast(t, pw, want)
 	n, err := w.ReadFrom(pr)
 	if err != nil {
 		t.Fatal(err)
@@ -144,4 +129,19 @@ func TestAFastPipeIsSplicedWhole(t *testing.T) {
 	if !bytes.Equal(followed, all) {
 		t.Fatal("the follower saw other bytes")
 	}
+}
+
+// fast writes want into the pipe as a command printing faster than it
+// drains would: its first 64 KiB waiting before the first read, the rest
+// after, then the pipe closed.
+func fast(t *testing.T, pw *os.File, want []byte) {
+	t.Helper()
+	first := 64 << 10
+	if _, err := pw.Write(want[:first]); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer pw.Close()
+		_, _ = pw.Write(want[first:])
+	}()
 }

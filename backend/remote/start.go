@@ -26,7 +26,7 @@ func (s Start) Script() string {
 	if unit == "" {
 		unit = "conch-runner"
 	}
-	bin, home, sock := quote(s.Bin), quote(s.Home), quote(s.Socket)
+	bin, home, sock := Quote(s.Bin), Quote(s.Home), Quote(s.Socket)
 	run := fmt.Sprintf("%s runner --home %s --socket %s", bin, home, sock)
 	return strings.Join([]string{
 		"umask 077",
@@ -37,9 +37,9 @@ func (s Start) Script() string {
 		"cd / || exit 1",
 		"mkdir -p " + home + " || exit 1",
 		"if " + Lingers + "; then",
-		"  exec systemd-run --user --quiet --collect --unit=" + quote(unit) + " --property=KillMode=mixed " + run,
+		"  exec systemd-run --user --quiet --collect --unit=" + Quote(unit) + " --property=KillMode=mixed " + run,
 		"fi",
-		"setsid " + run + " </dev/null >>" + quote(s.Home+"/runner.log") + " 2>&1 &",
+		"setsid " + run + " </dev/null >>" + Quote(s.Home+"/runner.log") + " 2>&1 &",
 	}, "\n") + "\n"
 }
 
@@ -53,10 +53,10 @@ const Lingers = `command -v systemd-run >/dev/null 2>&1 && systemctl --user show
 // parses this line and hands over (exec); what its rc files set or print
 // never reaches the script.
 func (s Start) Command() string {
-	return "exec /bin/sh -c " + quote(s.Script())
+	return "exec /bin/sh -c " + Quote(s.Script())
 }
 
-// quote is s as one single-quoted sh word.
-func quote(s string) string {
+// Quote is s as one single-quoted sh word.
+func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -24,10 +24,10 @@ func TestCommandStartsTheRunnerDetached(t *testing.T) {
 	report := filepath.Join(dir, "report")
 	// The fake conch says what it was given and where it stands.
 	fake := "#!/bin/sh\n" +
-		"printf '%s\\n' \"$@\" > " + quote(report) + ".args\n" +
-		"echo \"$(sed 's/.*) //' /proc/$$/stat | cut -d' ' -f4) $(readlink /proc/$$/fd/0) $PWD\" > " + quote(report) + ".tmp\n" +
+		"printf '%s\\n' \"$@\" > " + Quote(report) + ".args\n" +
+		"echo \"$(sed 's/.*) //' /proc/$$/stat | cut -d' ' -f4) $(readlink /proc/$$/fd/0) $PWD\" > " + Quote(report) + ".tmp\n" +
 		"echo to-the-log\n" +
-		"mv " + quote(report) + ".tmp " + quote(report) + "\n"
+		"mv " + Quote(report) + ".tmp " + Quote(report) + "\n"
 	bin := filepath.Join(dir, "conch $(x)")
 	if err := os.WriteFile(bin, []byte(fake), 0o755); err != nil {
 		t.Fatal(err)

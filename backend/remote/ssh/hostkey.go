@@ -70,7 +70,7 @@ var (
 
 // classify reads ssh's complaint (exit 255).
 func classify(t Target, r Resolved, stderr string) *Error {
-	e := &Error{Target: t, Detail: firstLine(stderr)}
+	e := &Error{Target: t, Detail: FirstLine(stderr)}
 	switch {
 	case unknownKey.MatchString(stderr):
 		e.Kind, e.KeyType = UnknownKey, unknownKey.FindStringSubmatch(stderr)[1]

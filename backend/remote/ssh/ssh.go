@@ -246,7 +246,7 @@ func (c *Client) run(ctx context.Context, t Target, script string, input io.Read
 		return res, fmt.Errorf("ssh %s: %w", t, err)
 	}
 	if i < 0 {
-		return res, &Error{Kind: Failed, Target: t, Detail: "the host's shell never ran Conch's command (" + firstLine(stderr.String()) + ")"}
+		return res, &Error{Kind: Failed, Target: t, Detail: "the host's shell never ran Conch's command (" + FirstLine(stderr.String()) + ")"}
 	}
 	return res, nil
 }
@@ -259,7 +259,7 @@ func (c *Client) Forward(ctx context.Context, t Target, local, remote string) er
 	args := append(c.base(), "-O", "forward", "-L", local+":"+remote)
 	out, err := exec.CommandContext(ctx, c.cfg.Binary, append(args, t.args()...)...).CombinedOutput()
 	if err != nil {
-		return &Error{Kind: Failed, Target: t, Detail: "could not forward Conch's socket there (" + firstLine(string(out)) + ")"}
+		return &Error{Kind: Failed, Target: t, Detail: "could not forward Conch's socket there (" + FirstLine(string(out)) + ")"}
 	}
 	return nil
 }
@@ -280,10 +280,6 @@ func (c *Client) Close(ctx context.Context, t Target) {
 	_ = exec.CommandContext(ctx, c.cfg.Binary, append(args, t.args()...)...).Run()
 }
 
-// quote is s in single quotes for a Bourne shell.
-func quote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
 
 func token() string {
 	b := make([]byte, 8)
@@ -291,7 +287,9 @@ func token() string {
 	return hex.EncodeToString(b)
 }
 
-func firstLine(s string) string {
+// FirstLine is the first line of what a command said, trimmed, or a
+// sentence saying it said nothing.
+func FirstLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"conch/backend/remote"
 	"conch/backend/testrig/sshd"
 )
 
@@ -196,19 +197,19 @@ func TestForwardReachesASocketThere(t *testing.T) {
 	accept(t, c, s)
 	ctx := context.Background()
 	tg := Target{Host: s.Alias}
-	remote := s.Home + "/echo.sock"
+	there := s.Home + "/echo.sock"
 	// An echo server on the host's socket, as the host's user.
 	echo := `import socket,os
 p=os.environ["SOCK"]
 s=socket.socket(socket.AF_UNIX); s.bind(p); s.listen(4)
 while True:
   c,_=s.accept(); c.sendall(c.recv(100).upper()); c.close()`
-	if _, err := c.Run(ctx, tg, "SOCK="+quote(remote)+" setsid python3 -c "+quote(echo)+" </dev/null >/dev/null 2>&1 &\nwhile [ ! -S "+quote(remote)+" ]; do sleep 0.05; done"); err != nil {
+	if _, err := c.Run(ctx, tg, "SOCK="+remote.Quote(there)+" setsid python3 -c "+remote.Quote(echo)+" </dev/null >/dev/null 2>&1 &\nwhile [ ! -S "+remote.Quote(there)+" ]; do sleep 0.05; done"); err != nil {
 		t.Fatal(err)
 	}
 	local := filepath.Join(c.Config().ControlDir, "echo.sock")
 	for round := range 2 {
-		if err := c.Forward(ctx, tg, local, remote); err != nil {
+		if err := c.Forward(ctx, tg, local, there); err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
 		conn, err := net.Dial("unix", local)
