@@ -280,7 +280,6 @@ func (c *Client) Close(ctx context.Context, t Target) {
 	_ = exec.CommandContext(ctx, c.cfg.Binary, append(args, t.args()...)...).Run()
 }
 
-
 func token() string {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
