@@ -14,6 +14,7 @@ endif
 BIN        := build/bin/conch
 # The browser tests' scripted model servers for the real coding-agent CLIs.
 AGENTSERVERS := build/bin/agentservers
+SSHHOST := build/bin/sshhost
 ARTIFACTS  := build/test-artifacts
 GO_TAGS    := desktop,production,webkit2_41
 # Windows' window needs no webkit tag; it cannot run here, so `make test`
@@ -117,11 +118,12 @@ remote: ## the static Linux conch a host runs (conch runner): build/remote/<vers
 test-go: ## only the Go tests, with the race detector
 	go test $(GOTESTFLAGS) ./...
 
-e2e: build e2e-only ## only the browser e2e tests against build/bin/conch serve
+e2e: build remote e2e-only ## only the browser e2e tests against build/bin/conch serve (and the runner it copies to a host)
 
 e2e-only:
 	go build -o $(AGENTSERVERS) ./backend/testrig/agentrig/agentservers
-	CONCH_BIN=$(CURDIR)/$(BIN) CONCH_AGENT_SERVERS=$(CURDIR)/$(AGENTSERVERS) npm --prefix frontend run e2e
+	go build -o $(SSHHOST) ./backend/testrig/sshd/sshhost
+	CONCH_BIN=$(CURDIR)/$(BIN) CONCH_AGENT_SERVERS=$(CURDIR)/$(AGENTSERVERS) CONCH_SSH_HOST=$(CURDIR)/$(SSHHOST) npm --prefix frontend run e2e
 
 smoke: build ## only the desktop smoke test (Xvfb; screenshot in build/test-artifacts)
 	scripts/desktop-smoke

@@ -48,6 +48,7 @@ var floors = map[string]int{
 	"conch/backend/internal/quantity":                   0,
 	"conch/backend/testrig/agentrig":                    2,
 	"conch/backend/testrig/agentrig/agentservers":       3,
+	"conch/backend/testrig/sshd/sshhost":                1,
 	"conch/backend/testrig/seed":                        4,
 	"conch/backend/devcmd/seedtasks":                    5,
 	"conch/backend/devcmd/benchtable":                   0,

@@ -53,15 +53,28 @@ type Server struct {
 	// Dir holds the server's and the client's files.
 	Dir string
 
-	t       testing.TB
+	t       TB
 	mu      sync.Mutex
 	cmd     *exec.Cmd
 	logs    *strings.Builder
 	hostKey string
 }
 
+// TB is what the rig needs of a test: testing.TB has it, and a command
+// that serves a host for the browser tests (sshhost) has its own.
+type TB interface {
+	Helper()
+	Cleanup(func())
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Skip(args ...any)
+	Skipf(format string, args ...any)
+}
+
+var _ TB = testing.TB(nil)
+
 // Start runs an sshd for t, stopped (and its user removed) when t ends.
-func Start(t testing.TB, o Options) *Server {
+func Start(t TB, o Options) *Server {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("the sshd rig makes a Unix user for the host, which needs root; run the tests as root to include it")
@@ -166,7 +179,7 @@ func (s *Server) newHostKey() {
 }
 
 // freePort is a loopback port nothing listens on now.
-func freePort(t testing.TB) int {
+func freePort(t TB) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -437,4 +450,26 @@ func Cmdline(pid int) string {
 		return ""
 	}
 	return strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
+}
+
+// Down takes the server off the network, as a host that went away would
+// look: sshd and every connection it serves end, while what the user's
+// sessions started in sessions of their own runs on. Up brings it back.
+func (s *Server) Down() {
+	s.t.Helper()
+	s.DropConnections()
+	s.mu.Lock()
+	cmd := s.cmd
+	s.cmd = nil
+	s.mu.Unlock()
+	if cmd != nil && cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	}
+}
+
+// Up starts sshd again on its port, with its key, after Down.
+func (s *Server) Up() {
+	s.t.Helper()
+	s.start()
 }

@@ -1,11 +1,14 @@
-// Settings → Hosts, and a command sent to a host: a host nothing answers at
-// (loopback port 1), since the page's part is the same for any host. The
-// hosts over a real sshd are the Go tests' (backend/hostlink, backend/cli).
+// Settings → Hosts, and a command sent to a host: first one nothing answers
+// at (loopback port 1), then a real one (an sshd on loopback logging in as
+// a Unix user of its own: backend/testrig/sshd/sshhost), whose key is
+// accepted on the page, whose command streams here, and which goes away
+// and comes back while its command runs on.
 
 import { layoutProblems } from '../layout';
 import { stepTimeout } from '../shared/env';
 import { api, send, shoot, until, visit, waitStatus } from '../shared/page';
 import { check } from '../shared/results';
+import { startSSHHost } from '../shared/server';
 import type { Suite } from '../shared/suite';
 
 /** Adding, testing and removing a host; sending a command to one. */
@@ -80,5 +83,65 @@ export async function hosts(ctx: Suite): Promise<void> {
     await until('the host to go', async () => (await row.count()) === 0);
     await visit(page, 'tasks');
     if ((await page.getByLabel('Where').count()) !== 0) throw new Error('the composer still offers a place with no host left');
+  });
+
+  await check('hosts: a real host: its key is accepted here, a command runs there and streams, and while the host is away its card says so and the command carries on', async () => {
+    const h = await startSSHHost();
+    if (h.skip) {
+      console.log(`      (a real host was not started: ${h.skip})`);
+      return;
+    }
+    try {
+      const set = await api(origin, ctx.token, 'PATCH', '/api/preferences', { sshConfig: h.config });
+      if (set.status !== 200) throw new Error(`setting the ssh config answered ${set.status}`);
+      await visit(page, 'settings');
+      const form = page.getByRole('form', { name: 'Add a host' });
+      await form.getByLabel('Name').fill('Real box');
+      await form.getByLabel('Target').fill(h.alias);
+      await form.getByLabel('Target').press('Enter');
+      const row = page.locator('[data-host="real-box"]');
+      await row.waitFor({ timeout: stepTimeout });
+      await row.getByRole('button', { name: 'Test connection' }).click();
+      await until('its unknown key to be shown', async () => (await row.locator('[data-status]').getAttribute('data-status')) === 'unknown-key');
+      const shown = ((await row.locator('.fp').textContent()) ?? '').trim();
+      if (shown !== h.fingerprint) throw new Error(`the page shows the key ${shown}, the host's is ${h.fingerprint}`);
+      await row.scrollIntoViewIfNeeded();
+      await page.mouse.move(0, 0);
+      await shoot(page, 'settings-hosts-key');
+      await row.getByRole('button', { name: 'Accept key' }).click();
+      await until('the key to be accepted', async () => (await row.locator('[data-status]').getAttribute('data-status')) === 'new');
+      await row.getByRole('button', { name: 'Test connection' }).click();
+      await until('the host to be ready', async () => (await row.locator('[data-status]').getAttribute('data-status')) === 'ready');
+      if (!((await row.textContent()) ?? '').includes(`${h.user} in ${h.home}`)) throw new Error(`the host does not say whom Conch signs in as: ${await row.textContent()}`);
+
+      await visit(page, 'tasks');
+      await page.getByLabel('Where').selectOption('real-box');
+      // At most 60 characters: the card's title is the whole command.
+      const command = 'id -un; for i in $(seq 30); do echo line $i; sleep .2; done';
+      await send(page, command, 'auto');
+      const c = await waitStatus(page, command, 'running', 'Working');
+      await until('its output to stream here', async () => ((await c.locator('pre').textContent()) ?? '').includes('line 2'));
+      await h.down();
+      const away = c.locator('[data-away]');
+      await until('the card to say its host is away', async () => /^Real box unreachable since .+ — it carries on there$/.test(((await away.textContent({ timeout: 500 })) ?? '').trim()));
+      await page.mouse.move(0, 0);
+      await shoot(page, 'tasks-host-away');
+      await h.up();
+      await waitStatus(page, command, 'done', 'Done');
+      if ((await away.count()) !== 0) throw new Error('the card still says its host is away');
+      const list = await api(origin, ctx.token, 'GET', '/api/tasks?group=finished&q=line');
+      const t = list.json?.tasks?.find((x: any) => x.text === command);
+      let want = `${h.user}\n`;
+      for (let i = 1; i <= 30; i++) want += `line ${i}\n`;
+      const res = await fetch(`${origin}/api/tasks/${t?.id}/output`, { headers: { Authorization: `Bearer ${ctx.token}` } });
+      const got = await res.text();
+      if (got !== want) throw new Error(`its output here is ${JSON.stringify(got)}`);
+      await api(origin, ctx.token, 'DELETE', `/api/tasks/${t.id}`);
+      await api(origin, ctx.token, 'DELETE', '/api/hosts/real-box');
+      await page.getByLabel('Where').waitFor({ state: 'detached', timeout: stepTimeout });
+    } finally {
+      h.close();
+      await api(origin, ctx.token, 'PATCH', '/api/preferences', { sshConfig: '' });
+    }
   });
 }

@@ -101,3 +101,59 @@ export function startAgentServers(): Promise<{ env: Record<string, string>; clos
     child.on('exit', (code) => reject(new Error(`agentservers exited (${code}) before printing its environment`)));
   });
 }
+
+/** A real host over SSH (backend/testrig/sshd/sshhost). */
+export interface SSHHost {
+  /** Where it cannot be served (not root), why; the rest is then empty. */
+  skip?: string;
+  alias: string;
+  config: string;
+  fingerprint: string;
+  user: string;
+  home: string;
+  /** Takes it off the network, or brings it back. */
+  down: () => Promise<void>;
+  up: () => Promise<void>;
+  close: () => void;
+}
+
+/**
+ * Starts one real host: an sshd on a loopback port logging in as a Unix user
+ * of its own (the sshhost command, built by `make e2e` and named by
+ * CONCH_SSH_HOST; it needs root and says so otherwise).
+ */
+export function startSSHHost(): Promise<SSHHost> {
+  const cmd = process.env.CONCH_SSH_HOST;
+  if (!cmd || !existsSync(cmd)) {
+    return Promise.reject(new Error('CONCH_SSH_HOST names no sshhost binary (make e2e builds it: go build -o build/bin/sshhost ./backend/testrig/sshd/sshhost)'));
+  }
+  const child = spawn(cmd, [], { stdio: ['pipe', 'pipe', 'inherit'] });
+  process.on('exit', () => child.exitCode === null && child.kill('SIGKILL'));
+  const waiting: ((line: any) => void)[] = [];
+  let out = '';
+  child.stdout?.on('data', (b) => {
+    out += b.toString();
+    for (let i = out.indexOf('\n'); i >= 0; i = out.indexOf('\n')) {
+      const line = JSON.parse(out.slice(0, i));
+      out = out.slice(i + 1);
+      waiting.shift()?.(line);
+    }
+  });
+  const next = () => new Promise<any>((r) => waiting.push(r));
+  const say = async (what: string) => {
+    const done = next();
+    child.stdin?.write(`${what}\n`);
+    await done;
+  };
+  const close = () => {
+    child.stdin?.end();
+    setTimeout(() => child.exitCode === null && child.kill('SIGKILL'), 5000).unref();
+  };
+  return new Promise((resolvePromise, reject) => {
+    child.on('exit', (code) => reject(new Error(`sshhost exited (${code}) before saying where its host is`)));
+    void next().then((first) => {
+      if (first.error) reject(new Error(`sshhost: ${first.error}`));
+      else resolvePromise({ ...first, down: () => say('down'), up: () => say('up'), close });
+    });
+  });
+}

@@ -1,0 +1,105 @@
+// Command sshhost serves one host for the browser tests: a real sshd on a
+// loopback port, logging in as a Unix user made for it (as the Go tests'
+// sshd rig does; it needs root).
+//
+//	sshhost
+//
+// It prints one JSON line, {"alias", "config", "fingerprint", "user",
+// "home"} (or {"skip": why} where it cannot), then takes commands a line
+// each on stdin: "down" takes the host off the network (sshd and its
+// connections end; what the user's sessions started runs on), "up" brings
+// it back. When stdin closes, or it is signalled, the host goes: sshd,
+// the user's processes, the user and its home.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"conch/backend/testrig/sshd"
+)
+
+// tb is the rig's test: a failure or a skip says so on stdout and ends
+// the command (after the cleanups made so far).
+type tb struct {
+	cleanups []func()
+}
+
+type ended struct{ line map[string]string }
+
+func (t *tb) Helper()           {}
+func (t *tb) Cleanup(f func())  { t.cleanups = append(t.cleanups, f) }
+func (t *tb) Fatal(args ...any) { panic(ended{map[string]string{"error": fmt.Sprint(args...)}}) }
+func (t *tb) Skip(args ...any)  { panic(ended{map[string]string{"skip": fmt.Sprint(args...)}}) }
+func (t *tb) Fatalf(f string, args ...any) {
+	panic(ended{map[string]string{"error": fmt.Sprintf(f, args...)}})
+}
+func (t *tb) Skipf(f string, args ...any) {
+	panic(ended{map[string]string{"skip": fmt.Sprintf(f, args...)}})
+}
+
+// clean runs the cleanups, last first.
+func (t *tb) clean() {
+	for i := len(t.cleanups) - 1; i >= 0; i-- {
+		t.cleanups[i]()
+	}
+}
+
+func main() {
+	t := &tb{}
+	code := run(t)
+	t.clean()
+	os.Exit(code)
+}
+
+func run(t *tb) (code int) {
+	out := json.NewEncoder(os.Stdout)
+	defer func() {
+		if v := recover(); v != nil {
+			e, ok := v.(ended)
+			if !ok {
+				panic(v)
+			}
+			_ = out.Encode(e.line)
+			if e.line["error"] != "" {
+				code = 1
+			}
+		}
+	}()
+	s := sshd.Start(t, sshd.Options{})
+	if err := out.Encode(map[string]string{"alias": s.Alias, "config": s.Config, "fingerprint": s.Fingerprint(), "user": s.User, "home": s.Home}); err != nil {
+		return 1
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			lines <- strings.TrimSpace(sc.Text())
+		}
+	}()
+	for {
+		select {
+		case <-sig:
+			return 0
+		case line, ok := <-lines:
+			if !ok {
+				return 0
+			}
+			switch line {
+			case "down":
+				s.Down()
+			case "up":
+				s.Up()
+			}
+			_ = out.Encode(map[string]string{"done": line})
+		}
+	}
+}
