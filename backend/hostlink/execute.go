@@ -57,9 +57,11 @@ type execution struct {
 }
 
 func (x *execution) execute(ctx context.Context) (taskrun.Outcome, error) {
-	for try := 0; ; try++ {
+	// tries counts the tries in a row that did not reach the host.
+	for tries := 0; ; tries++ {
 		c, err := x.reach(ctx)
 		if err == nil {
+			tries = 0
 			out, done, ferr := x.follow(ctx, c)
 			if done {
 				return out, ferr
@@ -77,7 +79,7 @@ func (x *execution) execute(ctx context.Context) (taskrun.Outcome, error) {
 		}
 		x.away()
 		select {
-		case <-time.After(x.l.backoff(try)):
+		case <-time.After(x.l.backoff(tries)):
 		case <-ctx.Done():
 			return x.ended(ctx)
 		}
