@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command sshhost serves one host for the browser tests: a real sshd on a
 // loopback port, logging in as a Unix user made for it (as the Go tests'
 // sshd rig does; it needs root).
