@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"syscall"
 
@@ -218,12 +219,17 @@ func openHosts(home string, st *store.Bolt, bus *event.Bus, log *slog.Logger) (*
 
 // sshControlDir is where the shared SSH connections' sockets go: the
 // person's runtime folder, else a folder of their own in the temp folder
-// (short either way: a socket's path is limited to about 100 bytes).
+// (short either way: a socket's path is limited to about 100 bytes, and
+// macOS's per-user temp folder alone takes half of that, so there /tmp).
 func sshControlDir() string {
 	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
 		return filepath.Join(d, "conch-ssh")
 	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("conch-ssh-%d", os.Getuid()))
+	tmp := os.TempDir()
+	if runtime.GOOS == "darwin" {
+		tmp = "/tmp"
+	}
+	return filepath.Join(tmp, fmt.Sprintf("conch-ssh-%d", os.Getuid()))
 }
 
 // PushLoopbackEnv, set to 1, lets a browser subscribe with an http push

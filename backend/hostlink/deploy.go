@@ -228,9 +228,10 @@ while [ -S ` + remote.Quote(s.Socket) + ` ] && [ $i -lt 100 ]; do i=$((i+1)); sl
 const BuildsEnv = "CONCH_REMOTE_BUILDS"
 
 // FindBuilds finds the runner's builds of version: in $CONCH_REMOTE_BUILDS,
-// then where a package puts them beside Conch (../lib/conch/remote from the
-// binary: the package's own version), then where make remote leaves them
-// in a checkout (build/remote/<version>, beside build/bin).
+// then where a package puts them beside Conch (a Linux package's
+// ../lib/conch/remote from the binary, Conch.app's ../Resources/remote:
+// the package's own version), then where make remote leaves them in a
+// checkout (build/remote/<version>, beside build/bin).
 func FindBuilds(version string) func(arch string) (string, string, error) {
 	return func(arch string) (string, string, error) {
 		var dirs []string
@@ -242,7 +243,10 @@ func FindBuilds(version string) func(arch string) (string, string, error) {
 				exe = real
 			}
 			bin := filepath.Dir(exe)
-			dirs = append(dirs, filepath.Join(bin, "..", "lib", "conch", "remote"), filepath.Join(bin, "..", "remote", version))
+			dirs = append(dirs,
+				filepath.Join(bin, "..", "lib", "conch", "remote"), // a Linux package: /usr/bin, /usr/lib/conch/remote
+				filepath.Join(bin, "..", "Resources", "remote"),    // Conch.app: Contents/MacOS, Contents/Resources/remote
+				filepath.Join(bin, "..", "remote", version))        // a checkout: build/bin, build/remote/<version>
 		}
 		name := "conch-linux-" + arch
 		for _, d := range dirs {

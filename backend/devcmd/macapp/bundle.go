@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -11,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"text/template"
 )
 
@@ -236,4 +239,37 @@ func copyFile(dst, src string, mode os.FileMode) error {
 		return fmt.Errorf("copy %s to %s: %w", src, dst, err)
 	}
 	return out.Close()
+}
+
+// addRunner copies the runner's builds for hosts (conch-linux-amd64 and
+// -arm64, each with its .sha256) from dir into the bundle's
+// Contents/Resources/remote, checking each against its checksum.
+func addRunner(out, dir string) error {
+	dst := filepath.Join(out, "Contents", "Resources", "remote")
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	for _, arch := range []string{"amd64", "arm64"} {
+		name := "conch-linux-" + arch
+		sumLine, err := os.ReadFile(filepath.Join(dir, name+".sha256"))
+		if err != nil {
+			return fmt.Errorf("the runner's build for %s: %w (run make remote)", arch, err)
+		}
+		f := strings.Fields(string(sumLine))
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return fmt.Errorf("the runner's build for %s: %w (run make remote)", arch, err)
+		}
+		got := sha256.Sum256(b)
+		if len(f) == 0 || f[0] != hex.EncodeToString(got[:]) {
+			return fmt.Errorf("%s does not match its checksum in %s.sha256", name, name)
+		}
+		if err := os.WriteFile(filepath.Join(dst, name), b, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dst, name+".sha256"), sumLine, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }

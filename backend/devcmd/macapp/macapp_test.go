@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,7 +136,7 @@ func TestAssembleLaysOutTheBundle(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(out, "stale"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(bin, "0.3.0", out, makings, false); err != nil {
+	if err := run(bin, "0.3.0", out, makings, "", false); err != nil {
 		t.Fatal(err)
 	}
 	exe, err := os.Stat(filepath.Join(out, "Contents", "MacOS", "conch"))
@@ -160,7 +162,48 @@ func TestAssembleLaysOutTheBundle(t *testing.T) {
 	if err := checkInfo(info, "0.3.0"); err != nil {
 		t.Error(err)
 	}
-	if err := run("", "0.3.0", out, makings, false); err == nil {
+	if err := run("", "0.3.0", out, makings, "", false); err == nil {
 		t.Error("run without -bin made a bundle")
+	}
+}
+
+// -remote puts the runner's builds for hosts in the bundle, where Conch
+// looks beside its binary, each checked against its checksum; a build that
+// does not match it makes no bundle.
+func TestTheBundleCarriesTheRunner(t *testing.T) {
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote := t.TempDir()
+	for _, arch := range []string{"amd64", "arm64"} {
+		b := []byte("a static conch for " + arch)
+		sum := sha256.Sum256(b)
+		name := filepath.Join(remote, "conch-linux-"+arch)
+		if err := os.WriteFile(name, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name+".sha256", []byte(hex.EncodeToString(sum[:])+"  conch-linux-"+arch+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "Conch.app")
+	if err := run(bin, "0.3.0", out, makings, remote, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, arch := range []string{"amd64", "arm64"} {
+		got, err := os.ReadFile(filepath.Join(out, "Contents", "Resources", "remote", "conch-linux-"+arch))
+		if err != nil || string(got) != "a static conch for "+arch {
+			t.Fatalf("the bundle's runner for %s: %q %v", arch, got, err)
+		}
+		if _, err := os.Stat(filepath.Join(out, "Contents", "Resources", "remote", "conch-linux-"+arch+".sha256")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(remote, "conch-linux-arm64"), []byte("something else"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(bin, "0.3.0", out, makings, remote, false); err == nil || !strings.Contains(err.Error(), "does not match its checksum") {
+		t.Fatalf("a build that does not match its checksum: %v", err)
 	}
 }

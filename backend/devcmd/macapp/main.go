@@ -3,7 +3,11 @@
 // conch.icns; entitlements.plist, which codesign takes), and checks the
 // makings. The release workflow runs it on a macOS runner:
 //
-//	go run ./backend/devcmd/macapp -bin build/bin/conch -version "$(scripts/version)" -out build/dist/Conch.app
+//	go run ./backend/devcmd/macapp -bin build/bin/conch -version "$(scripts/version)" -remote build/remote/"$(scripts/version)" -out build/dist/Conch.app
+//
+// -remote puts the runner Conch copies to hosts (make remote's static Linux
+// builds, each checked against its .sha256) in Contents/Resources/remote,
+// where Conch looks for them beside its binary.
 //
 // With -check it only checks the makings (no binary needed): the filled
 // Info.plist parses and names what macOS needs, the entitlements parse,
@@ -25,14 +29,15 @@ func main() {
 	out := flag.String("out", "build/dist/Conch.app", "where the bundle goes")
 	makings := flag.String("makings", "build/darwin", "the folder with Info.plist, conch.icns and entitlements.plist")
 	check := flag.Bool("check", false, "only check the makings")
+	remote := flag.String("remote", "", "the runner's builds for hosts (make remote's build/remote/<version>), put in Contents/Resources/remote")
 	flag.Parse()
-	if err := run(*bin, *version, *out, *makings, *check); err != nil {
+	if err := run(*bin, *version, *out, *makings, *remote, *check); err != nil {
 		fmt.Fprintln(os.Stderr, "macapp:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin, version, out, makings string, check bool) error {
+func run(bin, version, out, makings, remote string, check bool) error {
 	if version == "" {
 		return errors.New("-version is needed")
 	}
@@ -48,6 +53,11 @@ func run(bin, version, out, makings string, check bool) error {
 	}
 	if err := assemble(out, bin, version, makings); err != nil {
 		return err
+	}
+	if remote != "" {
+		if err := addRunner(out, remote); err != nil {
+			return err
+		}
 	}
 	fmt.Println("macapp: wrote", out)
 	return nil
