@@ -31,6 +31,18 @@ export async function hosts(ctx: Suite): Promise<void> {
     if (!said.includes('Unreachable') || !/could not reach|refused/i.test(said)) throw new Error(`the host says ${JSON.stringify(said)}`);
     const listed = await api(origin, ctx.token, 'GET', '/api/hosts');
     if (listed.json?.hosts?.length !== 1 || listed.json.hosts[0].status !== 'unreachable') throw new Error(`GET /api/hosts: ${JSON.stringify(listed.json)}`);
+    // Its limits, changed from the keyboard; one out of range says why and changes nothing.
+    await row.getByRole('button', { name: 'Change the limits of Build box' }).click();
+    const limits = row.getByRole('form', { name: 'Limits of Build box' });
+    await limits.getByLabel('Background').fill('0');
+    await limits.getByLabel('Background').press('Enter');
+    await row.getByText('Use whole numbers from 1 to 64.').waitFor({ timeout: stepTimeout });
+    await limits.getByLabel('Background').fill('2');
+    await limits.getByLabel('Helpers').fill('5');
+    await limits.getByLabel('Helpers').press('Enter');
+    await until('the new limits to be shown', async () => ((await row.textContent()) ?? '').includes('2 background tasks, 5 helpers'));
+    const changed = (await api(origin, ctx.token, 'GET', '/api/hosts/build-box')).json;
+    if (changed?.limits?.background !== 2 || changed.limits.helper !== 5) throw new Error(`the host's limits are ${JSON.stringify(changed?.limits)}`);
     await page.mouse.move(0, 0);
     await shoot(page, 'settings-hosts');
     await page.setViewportSize({ width: 900, height: 700 });
