@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { shortId, shortIds, shortPath, shortPathsIn } from './paths';
+import { folderProblem, shortId, shortIds, shortPath, shortPathsIn } from './paths';
 
 const id = '54b78ca4-dfec-4b1e-9a3f-0c1d3f4a5b6c';
 
@@ -71,5 +71,18 @@ describe('short ids', () => {
     const b = '019ad3f1-7f00-7a11-9b22-c3d4e5f60718';
     expect(shortId(a)).not.toBe(shortId(b));
     expect(shortIds(`conch/${a}`)).not.toBe(shortIds(`conch/${b}`));
+  });
+});
+
+describe('folderProblem', () => {
+  it('takes a full path here, and a full path or one under ~ on a host', () => {
+    expect(folderProblem('')).toBe('');
+    expect(folderProblem('/srv/app')).toBe('');
+    expect(folderProblem('C:\\work')).toBe('');
+    expect(folderProblem('src/app')).toBe('Use a full path starting with /, or leave it empty for your home folder.');
+    expect(folderProblem('~/src/app', 'Build box')).toBe('');
+    expect(folderProblem('~', 'Build box')).toBe('');
+    expect(folderProblem('/srv/app', 'Build box')).toBe('');
+    expect(folderProblem('src/app', 'Build box')).toBe('Use a full path there, or one starting with ~/ for your home folder on Build box.');
   });
 });

@@ -57,3 +57,17 @@ export function shortId(id: string): string {
 export function shortIds(s: string): string {
   return s.replace(uuidAt, (u) => u.slice(-8));
 }
+
+/**
+ * Why a folder typed in the composer cannot be sent ('' when it can): empty
+ * is the home folder; here a full path, on a host (hostName) a full path
+ * there or one under ~.
+ */
+export function folderProblem(cwd: string, hostName = ''): string {
+  const c = cwd.trim();
+  if (c === '') return '';
+  if (hostName !== '') {
+    return /^(~$|~\/|\/)/.test(c) ? '' : `Use a full path there, or one starting with ~/ for your home folder on ${hostName}.`;
+  }
+  return /^(\/|[A-Za-z]:[\\/])/.test(c) ? '' : 'Use a full path starting with /, or leave it empty for your home folder.';
+}
