@@ -125,6 +125,9 @@ func (m *Manager) beginFor(ctx context.Context, e *entry, turn Turn, b Behalf) (
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.c.Host != "" {
+		return nil, errOnHost(e.c)
+	}
 	if e.cancel != nil {
 		return nil, fmt.Errorf("conversation %s is still replying: %w", e.c.ID, ErrConflict)
 	}

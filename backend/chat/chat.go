@@ -289,6 +289,9 @@ type CreateRequest struct {
 	// may spend JobCap together.
 	JobID  string  `json:"-"`
 	JobCap float64 `json:"-"`
+	// Host makes a task's chat whose turns run on a host: its provider is
+	// one there, and its folder ("~", "~/…" or absolute) is there.
+	Host string `json:"-"`
 }
 
 // Create validates req and stores a new conversation. A chat may start
@@ -304,8 +307,10 @@ func (m *Manager) Create(req CreateRequest) (conversation.Conversation, error) {
 	if !mode.Valid() {
 		return conversation.Conversation{}, fmt.Errorf("%w: unknown mode %q (plan, ask, edits or auto)", ErrInvalid, req.Mode)
 	}
-	if err := m.checkProvider(req.Provider); err != nil {
-		return conversation.Conversation{}, err
+	if req.Host == "" {
+		if err := m.checkProvider(req.Provider); err != nil {
+			return conversation.Conversation{}, err
+		}
 	}
 	title := strings.TrimSpace(req.Title)
 	if len(title) > maxTitle {
@@ -314,16 +319,9 @@ func (m *Manager) Create(req CreateRequest) (conversation.Conversation, error) {
 	if err := checkLimit(req.Limit); err != nil {
 		return conversation.Conversation{}, err
 	}
-	cwd := req.Cwd
-	if cwd == "" {
-		cwd = m.cfg.Home
-	}
-	if !filepath.IsAbs(cwd) {
-		return conversation.Conversation{}, fmt.Errorf("%w: folder %q is not an absolute path", ErrInvalid, cwd)
-	}
-	cwd = filepath.Clean(cwd)
-	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
-		return conversation.Conversation{}, fmt.Errorf("%w: folder %s does not exist", ErrInvalid, cwd)
+	cwd, err := m.folderOf(req)
+	if err != nil {
+		return conversation.Conversation{}, err
 	}
 	origin := req.Origin
 	if origin.Kind == "" {
@@ -331,7 +329,7 @@ func (m *Manager) Create(req CreateRequest) (conversation.Conversation, error) {
 	}
 	now := m.cfg.Now().UTC()
 	c := conversation.Conversation{
-		ID: store.NewID(), Title: title, Origin: origin,
+		ID: store.NewID(), Title: title, Origin: origin, Host: req.Host,
 		Provider: req.Provider, Model: req.Model, Mode: mode, Cwd: cwd, Limit: req.Limit, Tainted: req.Tainted,
 		JobID: req.JobID, JobCap: req.JobCap,
 		CreatedAt: now, UpdatedAt: now, Rev: 1,
@@ -345,6 +343,34 @@ func (m *Manager) Create(req CreateRequest) (conversation.Conversation, error) {
 	m.mu.Unlock()
 	m.publish(c)
 	return c.Clone(), nil
+}
+
+// folderOf is the folder a new chat works in: the request's, else the
+// home; here, an absolute folder that exists; on a host, one there.
+func (m *Manager) folderOf(req CreateRequest) (string, error) {
+	cwd := req.Cwd
+	if req.Host != "" {
+		switch {
+		case cwd == "":
+			return "~", nil
+		case cwd == "~" || strings.HasPrefix(cwd, "~/"):
+			return cwd, nil
+		case filepath.IsAbs(cwd) && !strings.ContainsRune(cwd, 0):
+			return filepath.Clean(cwd), nil
+		}
+		return "", fmt.Errorf("%w: folder %q on %s is neither ~, ~/… nor an absolute path", ErrInvalid, cwd, req.Host)
+	}
+	if cwd == "" {
+		cwd = m.cfg.Home
+	}
+	if !filepath.IsAbs(cwd) {
+		return "", fmt.Errorf("%w: folder %q is not an absolute path", ErrInvalid, cwd)
+	}
+	cwd = filepath.Clean(cwd)
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("%w: folder %s does not exist", ErrInvalid, cwd)
+	}
+	return cwd, nil
 }
 
 func (m *Manager) checkOpen() error {

@@ -33,6 +33,9 @@ func (m *Manager) Send(id, text string) (conversation.Message, error) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.c.Host != "" {
+		return conversation.Message{}, errOnHost(e.c)
+	}
 	if e.cancel != nil {
 		return conversation.Message{}, fmt.Errorf("conversation %s is still replying; stop it or wait: %w", id, ErrConflict)
 	}

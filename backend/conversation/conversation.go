@@ -48,6 +48,10 @@ type Conversation struct {
 	Model    string    `json:"model"`
 	Mode     task.Mode `json:"mode"`
 	Cwd      string    `json:"cwd"`
+	// Host is the host (SPEC §6) whose runner runs this chat's turns, as
+	// its task; Cwd is a folder there. Its messages here are the host's,
+	// seq for seq, brought home (chat.Manager.Mirror); none run here.
+	Host string `json:"host,omitempty"`
 	// Tainted is set by the guard when outside content came in; only the
 	// person clears it.
 	Tainted bool `json:"tainted"`
@@ -179,4 +183,16 @@ type TaskUpdate struct {
 	Branch         string      `json:"branch,omitempty"`
 	// Final marks the result coming back: the model reads it as news.
 	Final bool `json:"final,omitempty"`
+}
+
+// Twin is how a chat's twin on a host stands (its runner's chat of the
+// same task), and the messages it has that the chat here has not.
+type Twin struct {
+	// Messages are the twin's, in seq order; those the chat here has
+	// already (by seq) are left out, and a gap ends what is taken.
+	Messages []Message
+	// Spent is what the twin has spent in all; Tainted whether outside
+	// content reached it.
+	Spent   float64
+	Tainted bool
 }
