@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -48,6 +47,8 @@ type Config struct {
 	// Routines gives the person's chats schedule_routine (nil: not
 	// offered).
 	Routines Scheduler
+	// Hosts take chats' tasks to other computers (nil: none).
+	Hosts Hosts
 }
 
 // Scheduler makes routines from a chat (*routine.Service).
@@ -66,6 +67,8 @@ type Service struct {
 	listedAt time.Time
 	// life says whether work may be handed off: from Start until Stop.
 	life startstop.State
+	// sent makes StartSent's look for an id and its taking of it one step.
+	sent sync.Mutex
 }
 
 // New returns the service; it hands nothing off until Start.
@@ -123,6 +126,9 @@ type spec struct {
 	// routine is the routine whose run this is: its chat's origin is
 	// the routine, with no chat above it.
 	routine string
+	// host is the host the task runs on (its engine is a CLI there), and
+	// cwd its folder there ("" for the home).
+	host, cwd string
 }
 
 // start makes the task's chat and hands the task to the runner. A provider
@@ -138,7 +144,7 @@ func (s *Service) startWithID(ctx context.Context, id string, parent conversatio
 	t := task.Task{
 		ID: id, Kind: sp.kind, Title: strings.TrimSpace(sp.title), Text: sp.text,
 		ParentConversationID: parent.ID, GroupID: sp.group, Part: sp.part, Parts: sp.parts,
-		Provider: sp.engine.ID, Model: sp.model, Mode: sp.mode, Cwd: parent.Cwd, Wake: sp.wake,
+		Provider: sp.engine.ID, Model: sp.model, Mode: sp.mode, Cwd: parent.Cwd, Host: sp.host, Wake: sp.wake,
 		Check: sp.check, CheckRetries: sp.checkRetries,
 		Estimate: sp.estimate, Cap: sp.jobCap,
 	}
@@ -164,8 +170,11 @@ func (s *Service) startWithID(ctx context.Context, id string, parent conversatio
 			t.Status, t.Error = task.Failed, err.Error()
 		}
 	}
+	if sp.host != "" {
+		t.Cwd = sp.cwd
+	}
 	c, err := s.cfg.Chats.Create(chat.CreateRequest{
-		Title: t.Title, Provider: t.Provider, Model: t.Model, Mode: string(t.Mode), Cwd: t.Cwd,
+		Title: t.Title, Provider: t.Provider, Model: t.Model, Mode: string(t.Mode), Cwd: t.Cwd, Host: sp.host,
 		Limit: parent.Limit, Tainted: parent.Tainted,
 		Origin: origin,
 		JobID:  jobOf(sp), JobCap: sp.jobCap,
@@ -173,7 +182,7 @@ func (s *Service) startWithID(ctx context.Context, id string, parent conversatio
 	if err != nil {
 		return task.Task{}, fmt.Errorf("start task: %w", err)
 	}
-	t.ConversationID = c.ID
+	t.ConversationID, t.Cwd = c.ID, c.Cwd
 	if t.Status != task.Failed && !sp.engine.Info.Ready {
 		t.Status, t.Error = task.Failed, sp.engine.Name()+" is not ready: "+sp.engine.Info.Reason
 	}
@@ -237,16 +246,24 @@ func (s *Service) Background(ctx context.Context, req taskrun.CreateRequest) (ta
 	if err != nil {
 		return task.Task{}, err
 	}
-	if o.Cwd != "" && filepath.Clean(o.Cwd) != parent.Cwd {
-		return task.Task{}, fmt.Errorf("%w: a chat's task works in the chat's folder (%s)", ErrInvalid, parent.Cwd)
+	if o.Sent() {
+		return task.Task{}, fmt.Errorf("%w: id, tainted and limit are Conch's to give a task sent to a host", ErrInvalid)
+	}
+	if err := checkHostCwd(parent, o); err != nil {
+		return task.Task{}, err
 	}
 	mode, err := narrower(parent.Mode, o.Mode)
 	if err != nil {
 		return task.Task{}, err
 	}
-	sp, err := s.specFor(ctx, parent, o.Provider, o.Model, true)
+	var sp spec
+	if o.Host != "" {
+		err = s.onHost(parent, o, &sp)
+	} else if sp, err = s.specFor(ctx, parent, o.Provider, o.Model, true); err != nil {
+		err = fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
 	if err != nil {
-		return task.Task{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+		return task.Task{}, err
 	}
 	sp.kind, sp.title, sp.text, sp.mode, sp.wake = task.Background, req.Title, req.Text, mode, task.WakeNone
 	sp.check, sp.checkRetries = strings.TrimSpace(o.Check), retries

@@ -60,7 +60,9 @@ func (s *Service) backgroundTool(chatID string) tool.Tool {
 			`"title":{"type":"string","description":"A short title for its card."},`+
 			`"provider":{"type":"string","description":"Another connected provider's id or name, to hand the task to it."},`+
 			`"model":{"type":"string","description":"fast, same, or one of that provider's model ids."},`+
-			`"check":{"type":"string","description":"A command that proves the work is done (e.g. go test ./...): run in the task's folder after it reports; the task is done only when it passes, and gets one more turn to fix a failure."}`),
+			`"check":{"type":"string","description":"A command that proves the work is done (e.g. go test ./...): run in the task's folder after it reports; the task is done only when it passes, and gets one more turn to fix a failure."},`+
+			`"host":{"type":"string","description":"The id of another computer (a host the person set up) to run the task on, with a coding-agent CLI installed there; leave it out to run here."},`+
+			`"cwd":{"type":"string","description":"With host: the folder there (~, ~/… or absolute; default ~)."}`),
 		Effect: tool.None,
 		Title: func(args json.RawMessage) string {
 			var a struct {
@@ -76,9 +78,14 @@ func (s *Service) backgroundTool(chatID string) tool.Tool {
 				Provider string `json:"provider"`
 				Model    string `json:"model"`
 				Check    string `json:"check"`
+				Host     string `json:"host"`
+				Cwd      string `json:"cwd"`
 			}
 			if err := tool.Decode(BackgroundTool, args, &a, "text"); err != nil {
 				return "", err
+			}
+			if a.Cwd != "" && a.Host == "" {
+				return "", fmt.Errorf("%s: cwd goes with host; here the task works in this chat's folder", BackgroundTool)
 			}
 			parent, err := s.cfg.Chats.Snapshot(chatID)
 			if err != nil {
@@ -93,7 +100,7 @@ func (s *Service) backgroundTool(chatID string) tool.Tool {
 			if why, err := s.overBudget(); err != nil || why != "" {
 				return "", refusal(why, err)
 			}
-			sp, err := s.specFor(ctx, parent, a.Provider, a.Model, false)
+			sp, err := s.toolSpec(ctx, parent, a.Provider, a.Model, a.Host, a.Cwd)
 			if err != nil {
 				return "", fmt.Errorf("%s: %v", BackgroundTool, err)
 			}

@@ -29,7 +29,16 @@ type Options struct {
 	// ID, on a runner only, is the id the desktop gave the task: the same
 	// task on both sides (see Config.ClientIDs).
 	ID string `json:"id,omitempty"`
+	// Tainted and Limit, on a runner only, are what the chat a sent chat
+	// task came from stands at: outside content read, and the most (USD)
+	// its chat may spend there (0: no limit of its own).
+	Tainted bool    `json:"tainted,omitempty"`
+	Limit   float64 `json:"limit,omitempty"`
 }
+
+// Sent reports whether o holds what only a task sent to a host's runner
+// may carry (its id, its chat's taint and limit).
+func (o Options) Sent() bool { return o.ID != "" || o.Tainted || o.Limit != 0 }
 
 // CreateRequest is what it takes to start a background task.
 type CreateRequest struct {
@@ -175,6 +184,9 @@ func (r *Runner) newTask(req CreateRequest) (task.Task, error) {
 		cwd = filepath.Clean(cwd)
 	}
 	id := store.NewID()
+	if o.Tainted || o.Limit != 0 {
+		return task.Task{}, fmt.Errorf("%w: tainted and limit are a chat task's, sent to a host", ErrInvalid)
+	}
 	if o.ID != "" {
 		if !r.cfg.ClientIDs || !validID(o.ID) {
 			return task.Task{}, fmt.Errorf("%w: a task's id is Conch's to give (here, the id field is not taken)", ErrInvalid)
