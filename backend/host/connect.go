@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"conch/backend/errcode"
+	"conch/backend/remote"
 	"conch/backend/remote/ssh"
 	"conch/backend/store"
 )
@@ -21,10 +22,25 @@ const RunnerDir = ".conch-remote"
 // Agents are the coding-agent CLIs a test looks for on the host.
 var Agents = []string{"claude", "codex", "gemini"}
 
+// Agent is what Conch calls the coding-agent CLI whose command is cmd:
+// its provider's kind ("claude-code") and name ("Claude Code"); "" for a
+// command that is not one.
+func Agent(cmd string) (kind, name string) {
+	switch cmd {
+	case "claude":
+		return "claude-code", "Claude Code"
+	case "codex":
+		return "codex", "Codex"
+	case "gemini":
+		return "gemini", "Gemini CLI"
+	}
+	return "", ""
+}
+
 // probe is what a test runs there: plain sh, one tab-separated fact a
 // line. The CLIs are looked for on the user's PATH and where installers
 // put them when only a login shell's profile adds them.
-const probe = `PATH="$PATH:$HOME/.local/bin:$HOME/bin:$HOME/.npm-global/bin:/usr/local/bin"
+var probe = remote.AgentPathLine() + `
 printf 'system\t%s\n' "$(uname -sm)"
 printf 'user\t%s\n' "$(id -un)"
 printf 'home\t%s\n' "$HOME"

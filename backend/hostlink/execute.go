@@ -54,9 +54,19 @@ type execution struct {
 	asks   sync.WaitGroup
 	// answers are the answers given here that the host has not taken.
 	answers map[string]bool
+
+	// sent are the chat's powers a chat task takes there (chatPowers).
+	sent taskrun.Options
+	// twinMu orders bringing the twin chat home; twinSeq is the newest
+	// seq the chat here has of it.
+	twinMu  sync.Mutex
+	twinSeq uint64
 }
 
 func (x *execution) execute(ctx context.Context) (taskrun.Outcome, error) {
+	if err := x.chatPowers(&x.sent); err != nil {
+		return taskrun.Outcome{}, err
+	}
 	// tries counts the tries in a row that did not reach the host.
 	for tries := 0; ; tries++ {
 		c, err := x.reach(ctx)
@@ -207,7 +217,7 @@ func (x *execution) place(ctx context.Context, c *runner) error {
 		}
 		req := taskrun.CreateRequest{Text: t.Text, Title: t.Title, Options: taskrun.Options{
 			ID: t.ID, Provider: t.Provider, Model: t.Model, Mode: string(t.Mode), Cwd: cwd,
-			Check: t.Check, CheckRetries: &t.CheckRetries,
+			Check: t.Check, CheckRetries: &t.CheckRetries, Tainted: x.sent.Tainted, Limit: x.sent.Limit,
 		}}
 		if t.Check == "" {
 			req.Options.CheckRetries = nil
@@ -283,6 +293,7 @@ func (x *execution) mirror(ctx context.Context, c *runner, there task.Task) {
 			t.Current = there.Current
 		}
 	})
+	x.twin(ctx, c, there.ConversationID)
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if !asking {
@@ -342,6 +353,7 @@ func (x *execution) answer(ctx context.Context, c *runner, askID string, allow b
 // its output is here.
 func (x *execution) finish(ctx context.Context, c *runner, there task.Task) (taskrun.Outcome, error) {
 	x.drain(ctx, c, there.OutputBytes)
+	x.twin(ctx, c, there.ConversationID)
 	x.run.Amend(func(t *task.Task) { t.Steps = append([]string{}, there.Steps...) })
 	switch there.Status {
 	case task.Done:

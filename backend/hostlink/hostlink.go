@@ -22,9 +22,12 @@ import (
 	"time"
 
 	"conch/backend/client"
+	"conch/backend/conversation"
+	"conch/backend/engine"
 	"conch/backend/errcode"
 	"conch/backend/host"
 	"conch/backend/pref"
+	"conch/backend/provider"
 	"conch/backend/remote/ssh"
 	"conch/backend/startstop"
 	"conch/backend/store"
@@ -44,9 +47,21 @@ type Hosts interface {
 	Reached(id string, err error)
 }
 
+// Chats are this computer's chats (*chat.Manager): a chat task on a host
+// has one here, whose twin there runs its turns.
+type Chats interface {
+	Snapshot(id string) (conversation.Conversation, error)
+	// Mirror brings home what the twin did (see chat.Manager.Mirror),
+	// returning the newest seq the chat here has.
+	Mirror(id string, tw conversation.Twin) (uint64, error)
+}
+
 // Config wires Links.
 type Config struct {
 	Hosts Hosts
+	// Chats keep the chats of the chat tasks sent to hosts (nil: only
+	// commands are sent).
+	Chats Chats
 	// Builds finds the runner's static build for a host's arch ("amd64",
 	// "arm64"): its path, and its SHA-256 in hex.
 	Builds func(arch string) (path, sum string, err error)
@@ -126,15 +141,21 @@ func (l *Links) Check(id string) error {
 	if err != nil {
 		return err
 	}
+	names := hostNames(list)
+	if len(names) == 0 {
+		return fmt.Errorf("%w: there is no host %q: no other computer is set up (Settings → Hosts, or conch hosts add)", errcode.ErrInvalid, id)
+	}
+	return fmt.Errorf("%w: there is no host %q; the hosts that can take work are %s", errcode.ErrInvalid, id, strings.Join(names, ", "))
+}
+
+// hostNames are the ids of the hosts in list, sorted.
+func hostNames(list host.List) []string {
 	var names []string
 	for _, h := range list.Hosts {
 		names = append(names, h.ID)
 	}
 	sort.Strings(names)
-	if len(names) == 0 {
-		return fmt.Errorf("%w: there is no host %q: no other computer is set up (Settings → Hosts, or conch hosts add)", errcode.ErrInvalid, id)
-	}
-	return fmt.Errorf("%w: there is no host %q; the hosts that can take work are %s", errcode.ErrInvalid, id, strings.Join(names, ", "))
+	return names
 }
 
 // Limits are the host's own limits (a removed host's: the defaults, for
@@ -257,4 +278,42 @@ func (l *Links) socketOf(id string) string {
 func (l *Links) backoff(n int) time.Duration {
 	d := l.cfg.Retry << min(n, 4)
 	return min(d, 15*time.Second)
+}
+
+// Agents are the coding-agent CLIs found on host when it was last tested,
+// as engines whose ids are their providers' kinds.
+func (l *Links) Agents(id string) ([]engine.Engine, error) {
+	h, err := l.cfg.Hosts.Get(id)
+	if err != nil {
+		return nil, err
+	}
+	var out []engine.Engine
+	for _, p := range h.Providers {
+		kind, name := host.Agent(p.ID)
+		if kind == "" {
+			continue
+		}
+		out = append(out, engine.Engine{ID: kind, Info: provider.Info{ID: kind, Name: name, Kind: kind,
+			Category: provider.CodingAgent, Ready: true, CanAsk: true, Version: p.Version}})
+	}
+	return out, nil
+}
+
+// Reach connects to host's runner (putting it there first if need be),
+// saying why it could not in the person's words.
+func (l *Links) Reach(ctx context.Context, id string) error {
+	if _, err := l.client(ctx, id); err != nil {
+		name := id
+		if h, gerr := l.cfg.Hosts.Get(id); gerr == nil && h.Name != "" {
+			name = h.Name
+		}
+		why := ": " + strings.TrimSuffix(errcode.Sentence(err), ".")
+		var e *ssh.Error
+		if errors.As(err, &e) && e.Kind == ssh.Unreachable {
+			why = fmt.Sprintf(" (%s): %s", e.Target, strings.TrimSuffix(e.Detail, "."))
+		}
+		list, _ := l.cfg.Hosts.List()
+		return fmt.Errorf("%s could not be reached%s; nothing was started (the hosts set up are %s)", name, why, strings.Join(hostNames(list), ", "))
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // ErrHeld is returned by Listen when a live runner holds the socket's
@@ -45,4 +46,39 @@ func DefaultSocket() (string, error) {
 		return "", fmt.Errorf("find your home folder: %w (pass --socket)", err)
 	}
 	return filepath.Join(u, ".conch-remote", "run", "runner.sock"), nil
+}
+
+// agentDirs are the folders, under the home ("~/…") or not, where the
+// coding-agent CLIs are put by their installers (npm's user prefix, the
+// native installers) beyond a plain shell's PATH: a host's probe looks
+// there, and its runner runs them from there.
+var agentDirs = []string{"~/.local/bin", "~/bin", "~/.npm-global/bin", "/usr/local/bin"}
+
+// AgentPath is path with the folders the coding-agent CLIs are installed
+// in added at its end (home is the user's home), each once.
+func AgentPath(path, home string) string {
+	have := map[string]bool{}
+	parts := filepath.SplitList(path)
+	for _, p := range parts {
+		have[p] = true
+	}
+	for _, d := range agentDirs {
+		if strings.HasPrefix(d, "~/") {
+			d = filepath.Join(home, d[2:])
+		}
+		if !have[d] {
+			have[d] = true
+			parts = append(parts, d)
+		}
+	}
+	return strings.Join(parts, string(os.PathListSeparator))
+}
+
+// AgentPathLine is the line of sh that does what AgentPath does.
+func AgentPathLine() string {
+	dirs := make([]string, len(agentDirs))
+	for i, d := range agentDirs {
+		dirs[i] = strings.Replace(d, "~/", "$HOME/", 1)
+	}
+	return `PATH="$PATH:` + strings.Join(dirs, ":") + `"`
 }
