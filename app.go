@@ -125,7 +125,7 @@ func newApp(ctx context.Context, home string, served bool) (*App, error) {
 		_ = st.Close()
 		return nil, err
 	}
-	a.links = hostlink.New(hostlink.Config{Hosts: a.hosts, Builds: hostlink.FindBuilds(version.Get().Version),
+	a.links = hostlink.New(hostlink.Config{Hosts: a.hosts, Chats: a.chats, Builds: hostlink.FindBuilds(version.Get().Version),
 		Version: version.Get().Version, SocketDir: sshControlDir(), Log: log})
 	a.tasks = taskrun.New(taskrun.Config{Store: st, Bus: a.bus, Logs: logs, Home: userHome, HomeMark: mark, Log: log,
 		Executors: map[string]taskrun.Executor{"shell": sh}, Conversations: chatTasks, Hosts: a.links})
@@ -140,7 +140,7 @@ func newApp(ctx context.Context, home string, served bool) (*App, error) {
 	// hand-off tools) and run through the hand-off, so each knows the other.
 	a.routines = routine.New(routine.Config{Store: st, Tasks: a.tasks, Engines: engines, Home: userHome, Seconds: routineSeconds, Log: log})
 	h := handoff.New(handoff.Config{Chats: a.chats, Tasks: a.tasks, Follow: a.follow, Engines: engines,
-		Spending: spending, Worktrees: worktrees, Preferences: prefs, Routines: a.routines})
+		Spending: spending, Worktrees: worktrees, Preferences: prefs, Routines: a.routines, Hosts: a.links})
 	a.routines.RunWith(h)
 	a.chats.Offer(h)
 	// The notifier keeps the clicks that come before the service takes

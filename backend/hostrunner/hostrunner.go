@@ -1,8 +1,9 @@
 // Package hostrunner is `conch runner`: Conch without a window for a host
 // (SPEC §6), its own home and store, its task runner with the shell
-// executor, and Conch's own API and event stream on a Unix socket that
-// only its user can reach. Chats and agent CLIs are not part of it yet:
-// their operations answer not_found ("… are not available here").
+// executor, the chat tasks another Conch sends it on the coding-agent CLIs
+// installed here (each in a chat of its own, with the powers it was sent
+// with), and Conch's own API and event stream on a Unix socket that only
+// its user can reach. Its chats are its tasks' own: it makes no others.
 package hostrunner
 
 import (
@@ -18,10 +19,15 @@ import (
 	"syscall"
 
 	"conch/backend/backup"
+	"conch/backend/chat"
+	"conch/backend/chattask"
+	"conch/backend/engine"
 	"conch/backend/event"
 	"conch/backend/gateway"
+	"conch/backend/handoff"
 	"conch/backend/output"
 	"conch/backend/procmark"
+	"conch/backend/provider/registry"
 	"conch/backend/provider/shell"
 	"conch/backend/remote"
 	"conch/backend/service"
@@ -35,9 +41,14 @@ type runnerApp struct {
 	home  string
 	store *store.Bolt
 	bus   *event.Bus
+	chats *chat.Manager
 	tasks *taskrun.Runner
-	gw    *gateway.Serving
-	parts *startstop.Group
+	// providers are the coding-agent CLIs found here (and the shell).
+	providers *registry.Registry
+	follow    *chattask.Follower
+	sent      *handoff.Service
+	gw        *gateway.Serving
+	parts     *startstop.Group
 }
 
 // Run is `conch runner [--home DIR] [--socket PATH]`; it returns the exit
@@ -139,10 +150,25 @@ func newRunnerApp(home, sock string, stderr io.Writer) (*runnerApp, error) {
 	mark := procmark.HomeMark(home, dbPath)
 	r := &runnerApp{home: home, store: st, bus: event.NewBus()}
 	sh, logs := &shell.Shell{Home: userHome}, output.New(filepath.Join(home, "tasks"))
+	if err := r.makeChats(st, userHome, mark, log); err != nil {
+		_ = sk.Close()
+		_ = st.Close()
+		return nil, err
+	}
 	// The desktop gives each task it sends the id it has there.
+	chatTasks := chattask.New(chattask.Config{Chats: r.chats, Store: st, Log: log, Preferences: st.PreferencesOrDefaults,
+		Engines: engine.Lookup{Providers: r.providers}, Worktrees: filepath.Join(home, "worktrees")})
 	r.tasks = taskrun.New(taskrun.Config{Store: st, Bus: r.bus, Logs: logs, Home: userHome, HomeMark: mark, Log: log,
-		Executors: map[string]taskrun.Executor{"shell": sh}, ClientIDs: true})
+		Executors: map[string]taskrun.Executor{"shell": sh}, Conversations: chatTasks, ClientIDs: true})
+	if r.follow, err = chattask.NewFollower(r.chats, r.tasks); err != nil {
+		_ = sk.Close()
+		_ = st.Close()
+		return nil, err
+	}
+	r.sent = handoff.New(handoff.Config{Chats: r.chats, Tasks: r.tasks, Follow: r.follow, Engines: engine.Lookup{Providers: r.providers},
+		Worktrees: filepath.Join(home, "worktrees"), Preferences: st.PreferencesOrDefaults})
 	svc := service.New(service.Config{Tasks: r.tasks, Logs: logs, Prefs: st, UserHome: userHome,
+		Chats: r.chats, Handoff: r.sent, Runner: true,
 		Health: service.Health{StorePath: dbPath, Shell: sh.Ready, Served: true},
 		Backup: &backup.Source{Store: st, Home: home},
 	})
@@ -158,8 +184,40 @@ func newRunnerApp(home, sock string, stderr io.Writer) (*runnerApp, error) {
 			procmark.Signal(procmark.Mark{Home: mark}, syscall.SIGKILL)
 			return nil
 		}),
+		startstop.Part{Name: "chats", Service: r.chats},
 		startstop.Part{Name: "task runner", Service: r.tasks},
+		startstop.Part{Name: "follower", Service: r.follow},
+		startstop.Part{Name: "hand-off", Service: r.sent},
 		startstop.Part{Name: "socket", Service: r.gw},
 	)
 	return r, nil
 }
+
+// makeChats finds the coding-agent CLIs installed here, where their
+// installers put them too (a plain sh's PATH leaves those out), and makes
+// the chats the tasks sent here run in. Keys the person keeps on the
+// desktop never come here: the runner reads no API key variables and no
+// keyring, so only the CLIs, signed in here on their own, take work.
+func (r *runnerApp) makeChats(st *store.Bolt, userHome, mark string, log *slog.Logger) error {
+	if err := os.Setenv("PATH", remote.AgentPath(os.Getenv("PATH"), userHome)); err != nil {
+		return err
+	}
+	var err error
+	r.providers, err = registry.New(context.Background(), registry.Config{Store: st, Keyring: noKeyring{},
+		Getenv: func(string) string { return "" }, Log: log})
+	if err != nil {
+		log.Warn("read the runner's providers", "err", err)
+	}
+	r.chats = chat.New(chat.Config{Store: st, Bus: r.bus, Providers: r.providers, Logs: output.New(filepath.Join(r.home, "chats")),
+		Home: userHome, HomeMark: mark, Log: log, Limit: chattask.Limits(st, log)})
+	return nil
+}
+
+// noKeyring is the runner's keyring: none (keys are not kept here).
+type noKeyring struct{}
+
+var errNoKeyring = errors.New("a host's runner keeps no keys")
+
+func (noKeyring) Get(string) (string, error) { return "", errNoKeyring }
+func (noKeyring) Set(string, string) error   { return errNoKeyring }
+func (noKeyring) Delete(string) error        { return errNoKeyring }

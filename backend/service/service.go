@@ -117,7 +117,11 @@ type Config struct {
 	Handoff   *handoff.Service
 	Providers *registry.Registry
 	Fallbacks FallbackChecker
-	Prefs     Prefs
+	// Runner makes this a host's runner: a request for a chat task with
+	// no chat above it here is a task another Conch sent (Handoff's
+	// StartSent).
+	Runner bool
+	Prefs  Prefs
 	// AtLogin is "Open at login" (nil: not available here).
 	AtLogin AtLogin
 	// Health gathers what the doctor checks besides the tasks.

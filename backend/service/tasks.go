@@ -144,13 +144,18 @@ type OutputChunk struct {
 const MaxOutputRead = 1 << 20
 
 // CreateTask starts a task: from a chat (conversationId) as a chat of its
-// own, with the chat's powers; else a shell command.
+// own, with the chat's powers; on a runner, a chat task another Conch sent
+// (a coding-agent CLI named, no chat); else a shell command.
 func (s *Service) CreateTask(req taskrun.CreateRequest) (task.Task, error) {
 	r, err := s.tasks()
 	if err != nil {
 		return task.Task{}, err
 	}
-	if req.ConversationID == "" {
+	sent := s.cfg.Runner && req.ConversationID == "" && req.Options.Provider != "" && req.Options.Provider != task.ShellProvider
+	switch {
+	case sent && s.cfg.Handoff != nil:
+		return s.cfg.Handoff.StartSent(context.Background(), req)
+	case req.ConversationID == "":
 		return r.Create(req)
 	}
 	if s.cfg.Handoff == nil {
