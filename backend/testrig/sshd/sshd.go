@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -472,4 +473,38 @@ func (s *Server) Down() {
 func (s *Server) Up() {
 	s.t.Helper()
 	s.start()
+}
+
+// Put writes what r holds to the file rel (a slash path under the
+// user's home), making its folders, all owned by the user, as if they had
+// put it there themselves.
+func (s *Server) Put(rel string, r io.Reader, mode os.FileMode) {
+	s.t.Helper()
+	u, err := user.Lookup(s.User)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	gid, _ := strconv.Atoi(u.Gid)
+	p := filepath.Join(s.Home, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		s.t.Fatal(err)
+	}
+	for d := filepath.Dir(p); d != s.Home && strings.HasPrefix(d, s.Home); d = filepath.Dir(d) {
+		if err := os.Chown(d, s.UID, gid); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, mode)
+	if err == nil {
+		_, err = io.Copy(f, r)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		err = os.Chown(p, s.UID, gid)
+	}
+	if err != nil {
+		s.t.Fatal(err)
+	}
 }

@@ -1,0 +1,212 @@
+//go:build linux
+
+package cli_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"conch/backend/client"
+	"conch/backend/conversation"
+	"conch/backend/host"
+	"conch/backend/remote"
+	"conch/backend/task"
+	"conch/backend/testrig/agentrig"
+	"conch/backend/testrig/modelserver"
+	"conch/backend/testrig/sshd"
+)
+
+// installClaude copies the real Claude Code CLI into the host user's
+// ~/.local/bin, where its installer puts it (a plain sh's PATH leaves it
+// out), set up as that user would have it: signed in to a model server,
+// here a scripted one on loopback answering with brain.
+func installClaude(t *testing.T, s *sshd.Server, brain modelserver.Brain) {
+	t.Helper()
+	rig, _ := agentrig.Claude(t, brain, 0)
+	src, err := filepath.EvalSymlinks(rig.Bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s.Put(".local/lib/claude/claude", f, 0o755)
+	var sh strings.Builder
+	sh.WriteString("#!/bin/sh\n")
+	for _, kv := range rig.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "HOME", "TMPDIR", "XDG_CONFIG_HOME": // the host user's own
+		default:
+			sh.WriteString("export " + k + "=" + remote.Quote(v) + "\n")
+		}
+	}
+	sh.WriteString(`exec "$HOME/.local/lib/claude/claude" "$@"` + "\n")
+	s.Put(".local/bin/claude", strings.NewReader(sh.String()), 0o755)
+}
+
+// readyHost adds the rig's host as "box", accepts its key and tests it.
+func readyHost(t *testing.T, c *client.Client, s *sshd.Server) host.TestResult {
+	t.Helper()
+	ctx := context.Background()
+	if err := c.Do(ctx, http.MethodPut, "/api/hosts/box", map[string]string{"target": s.Alias}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var tr host.TestResult
+	if err := c.Do(ctx, http.MethodPost, "/api/hosts/box/test", nil, &tr); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Do(ctx, http.MethodPost, "/api/hosts/box/accept-key", map[string]string{"fingerprint": tr.Host.Fingerprint}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Do(ctx, http.MethodPost, "/api/hosts/box/test", nil, &tr); err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// A chat's background task on a host runs on the real Claude Code CLI
+// installed there, as the host's user in the host's home: in ask mode its
+// command asks first, the question is answered on this computer, the
+// command runs there, and the task's result, its transcript and its
+// spend come home into its chat here and the chat it came from. A host
+// nobody added, or a provider the host does not have, starts nothing and
+// says what can take the work.
+func TestAChatTaskRunsOnClaudeCodeOnAHost(t *testing.T) {
+	s := sshd.Start(t, sshd.Options{})
+	installClaude(t, s, func(turn modelserver.Turn) modelserver.Reply {
+		switch len(turn.Results()) {
+		case 0:
+			return modelserver.Reply{Calls: []modelserver.Call{agentrig.Agents[0].Run("id -un > who.txt")}}
+		}
+		return modelserver.Reply{Text: "Wrote who.txt on the host."}
+	})
+	r := startRemoteServe(t, s)
+	c, err := client.Dial(r.home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tr := readyHost(t, c, s)
+	if tr.Host.Status != "ready" || len(tr.Host.Providers) != 1 || tr.Host.Providers[0].ID != "claude" {
+		t.Fatalf("the host after its test: %s (%s), CLIs %+v", tr.Host.Status, tr.Host.Reason, tr.Host.Providers)
+	}
+
+	var parent conversation.Conversation
+	if err := c.Do(ctx, http.MethodPost, "/api/conversations", map[string]any{"provider": "shell", "mode": "ask", "cwd": t.TempDir(), "limit": 5}, &parent); err != nil {
+		t.Fatal(err)
+	}
+	send := func(o map[string]any) (task.Task, error) {
+		var tk task.Task
+		err := c.Do(ctx, http.MethodPost, "/api/tasks", map[string]any{"text": "Write who you are to who.txt", "conversationId": parent.ID, "options": o}, &tk)
+		return tk, err
+	}
+	for _, bad := range []struct {
+		o    map[string]any
+		want string
+	}{
+		{map[string]any{"host": "nope", "provider": "claude-code"}, "the hosts that can take work are box"},
+		{map[string]any{"host": "box", "provider": "codex"}, "found there: claude-code (Claude Code)"},
+		{map[string]any{"host": "box", "provider": "claude-code", "cwd": "relative/path"}, "neither ~, ~/… nor an absolute path"},
+		{map[string]any{"host": "box", "provider": "claude-code", "mode": "auto"}, "cannot run in auto mode when its chat is in ask mode"},
+	} {
+		_, err := send(bad.o)
+		var apiErr *client.Error
+		if !errors.As(err, &apiErr) || apiErr.Status != http.StatusBadRequest || !strings.Contains(apiErr.Message, bad.want) {
+			t.Errorf("options %v: %v, want a 400 saying %q", bad.o, err, bad.want)
+		}
+	}
+
+	tk, err := send(map[string]any{"host": "box", "provider": "claude-code"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk.Host != "box" || tk.Cwd != "~" || tk.Provider != "claude-code" || tk.Mode != task.Ask || tk.ConversationID == "" {
+		t.Fatalf("the task as sent: host %q cwd %q provider %q mode %s chat %q", tk.Host, tk.Cwd, tk.Provider, tk.Mode, tk.ConversationID)
+	}
+	asked := waitHostTask(t, r, tk.ID, "a question", func(tk task.Task) bool { return tk.Status == task.NeedsYou && tk.Ask != nil })
+	if !strings.Contains(asked.Ask.Detail, "id -un > who.txt") {
+		t.Errorf("the question here: %+v", asked.Ask)
+	}
+	if _, err := os.Stat(filepath.Join(s.Home, "who.txt")); err == nil {
+		t.Fatal("the command ran before it was allowed")
+	}
+	if err := c.Do(ctx, http.MethodPost, "/api/tasks/"+tk.ID+"/answer", map[string]any{"askId": asked.Ask.ID, "allow": true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	done := waitHostTask(t, r, tk.ID, "an end", func(tk task.Task) bool { return tk.Status.Finished() })
+	if done.Status != task.Done || done.Result == nil || done.Result.Text != "Wrote who.txt on the host." {
+		t.Fatalf("it ended %s (%s), result %+v", done.Status, done.Error, done.Result)
+	}
+	b, err := os.ReadFile(filepath.Join(s.Home, "who.txt"))
+	if err != nil || string(b) != s.User+"\n" {
+		t.Fatalf("who.txt on the host: %q %v (want the host's user %s)", b, err, s.User)
+	}
+
+	var page struct {
+		Conversation conversation.Conversation `json:"conversation"`
+		Messages     []conversation.Message    `json:"messages"`
+	}
+	if err := c.Do(ctx, http.MethodGet, "/api/conversations/"+tk.ConversationID, nil, &page); err != nil {
+		t.Fatal(err)
+	}
+	var said []string
+	for _, m := range page.Messages {
+		said = append(said, string(m.Kind)+": "+m.Text)
+	}
+	joined := strings.Join(said, "\n")
+	if page.Conversation.Host != "box" || !strings.Contains(joined, "user: Write who you are to who.txt") || !strings.Contains(joined, "assistant: Wrote who.txt on the host.") {
+		t.Errorf("its chat here (host %q):\n%s", page.Conversation.Host, joined)
+	}
+	if page.Conversation.Spent <= 0 {
+		t.Errorf("its chat here spent %v: what it spent there did not come home", page.Conversation.Spent)
+	}
+	if err := c.Do(ctx, http.MethodPost, "/api/conversations/"+tk.ConversationID+"/messages", map[string]string{"text": "and again"}, nil); err == nil {
+		t.Error("a message was taken by the chat of a task on a host: its turns run there")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var p struct {
+			Conversation conversation.Conversation `json:"conversation"`
+			Messages     []conversation.Message    `json:"messages"`
+		}
+		if err := c.Do(ctx, http.MethodGet, "/api/conversations/"+parent.ID, nil, &p); err != nil {
+			t.Fatal(err)
+		}
+		final := false
+		for _, m := range p.Messages {
+			final = final || m.TaskEvent != nil && m.TaskEvent.TaskID == tk.ID && m.TaskEvent.Status == task.Done
+		}
+		if final && p.Conversation.Spent > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the chat it came from: no result of it, or spent %v", p.Conversation.Spent)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitHostTask returns the task once ok says so.
+func waitHostTask(t *testing.T, r *remoteServe, id, what string, ok func(task.Task) bool) task.Task {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		tk := r.task(t, id)
+		if ok(tk) {
+			return tk
+		}
+		if time.Now().After(deadline) || tk.Status.Finished() {
+			t.Fatalf("the task did not come to %s: %s (%s) current %q steps %q", what, tk.Status, tk.Error, tk.Current, tk.Steps)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
