@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"conch/backend/ask"
 	"conch/backend/conversation"
 )
 
@@ -13,10 +14,10 @@ func errOnHost(c conversation.Conversation) error {
 }
 
 // Mirror brings home what chat id's twin on its host did: the messages it
-// has beyond this chat's newest, seq for seq (questions stay with the
-// task, which asks them here); what it spent beyond what this chat has,
-// added here, to the chat above and to the month; and its taint. It
-// returns the seq of the newest message this chat now has.
+// has beyond this chat's newest, seq for seq; the question it waits on
+// (answered through the task, which asks it here); what it spent beyond
+// what this chat has, added here, to the chat above and to the month; and
+// its taint. It returns the seq of the newest message this chat now has.
 func (m *Manager) Mirror(id string, tw conversation.Twin) (uint64, error) {
 	e, release, err := m.acquire(id)
 	if err != nil {
@@ -39,35 +40,31 @@ func (m *Manager) Mirror(id string, tw conversation.Twin) (uint64, error) {
 			break
 		}
 		next++
-		msg.Ask, msg.TaskEvent = nil, nil
+		msg.Seq = 0 // numbered again here, after LastSeq: the same numbers
 		msgs = append(msgs, msg)
 	}
-	cost := tw.Spent - c.Spent
-	if cost < 0 {
-		cost = 0
-	}
-	if len(msgs) == 0 && cost == 0 {
-		e.mu.Unlock()
-		if tw.Tainted {
-			m.taint(e, "the task read content from outside on "+c.Host)
+	cost := max(tw.Spent-c.Spent, 0)
+	askMoved := askID(c.Ask) != askID(tw.Ask)
+	var got conversation.Conversation
+	if len(msgs) > 0 || cost > 0 || askMoved {
+		if cost > 0 && m.cfg.Spending != nil {
+			if err := m.cfg.Spending.Spend(cost); err != nil {
+				e.mu.Unlock()
+				return c.LastSeq, errors.Join(errors.New("record this month's spend"), err)
+			}
 		}
-		return c.LastSeq, nil
+		got, err = m.updateLocked(e, func(c *conversation.Conversation) error {
+			c.Spent += cost
+			c.Ask = nil
+			if tw.Ask != nil {
+				q := *tw.Ask
+				c.Ask = &q
+			}
+			return nil
+		}, msgs...)
+	} else {
+		got = c
 	}
-	if cost > 0 && m.cfg.Spending != nil {
-		if err := m.cfg.Spending.Spend(cost); err != nil {
-			e.mu.Unlock()
-			return c.LastSeq, errors.Join(errors.New("record this month's spend"), err)
-		}
-	}
-	// The seqs are the twin's: updateLocked numbers after LastSeq, in
-	// order, which is the same numbering.
-	for i := range msgs {
-		msgs[i].Seq = 0
-	}
-	got, err := m.updateLocked(e, func(c *conversation.Conversation) error {
-		c.Spent += cost
-		return nil
-	}, msgs...)
 	e.mu.Unlock()
 	if err != nil {
 		return c.LastSeq, err
@@ -77,4 +74,11 @@ func (m *Manager) Mirror(id string, tw conversation.Twin) (uint64, error) {
 		m.taint(e, "the task read content from outside on "+c.Host)
 	}
 	return got.LastSeq, nil
+}
+
+func askID(q *ask.Question) string {
+	if q == nil {
+		return ""
+	}
+	return q.ID
 }

@@ -114,6 +114,10 @@ func (m *Manager) Answer(id, askID string, allow bool) (conversation.Conversatio
 		return conversation.Conversation{}, fmt.Errorf("%w: askId is empty", ErrInvalid)
 	}
 	e.mu.Lock()
+	if e.c.Host != "" {
+		e.mu.Unlock()
+		return m.snapshot(e), fmt.Errorf("%w: this chat's questions are its task's, asked on %s: answer them on the task (POST /api/tasks/%s/answer)", ErrInvalid, e.c.Host, e.c.Origin.TaskID)
+	}
 	if e.fwd != "" && e.fwd == askID && e.behalf != nil && e.behalf.Answer != nil {
 		// A task's question: its task takes the answer (and goes back to
 		// running); the chat records it when the turn hears back.

@@ -15,42 +15,19 @@ import (
 	"conch/backend/client"
 	"conch/backend/conversation"
 	"conch/backend/host"
-	"conch/backend/remote"
 	"conch/backend/task"
 	"conch/backend/testrig/agentrig"
 	"conch/backend/testrig/modelserver"
 	"conch/backend/testrig/sshd"
 )
 
-// installClaude copies the real Claude Code CLI into the host user's
-// ~/.local/bin, where its installer puts it (a plain sh's PATH leaves it
-// out), set up as that user would have it: signed in to a model server,
-// here a scripted one on loopback answering with brain.
+// installClaude puts the real Claude Code CLI on the host as its user
+// would have it, signed in to a model server: here a scripted one on
+// loopback answering with brain.
 func installClaude(t *testing.T, s *sshd.Server, brain modelserver.Brain) {
 	t.Helper()
 	rig, _ := agentrig.Claude(t, brain, 0)
-	src, err := filepath.EvalSymlinks(rig.Bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s.Put(".local/lib/claude/claude", f, 0o755)
-	var sh strings.Builder
-	sh.WriteString("#!/bin/sh\n")
-	for _, kv := range rig.Env {
-		k, v, _ := strings.Cut(kv, "=")
-		switch k {
-		case "HOME", "TMPDIR", "XDG_CONFIG_HOME": // the host user's own
-		default:
-			sh.WriteString("export " + k + "=" + remote.Quote(v) + "\n")
-		}
-	}
-	sh.WriteString(`exec "$HOME/.local/lib/claude/claude" "$@"` + "\n")
-	s.Put(".local/bin/claude", strings.NewReader(sh.String()), 0o755)
+	s.InstallCLI("claude", rig.Bin, rig.Env)
 }
 
 // readyHost adds the rig's host as "box", accepts its key and tests it.
@@ -139,6 +116,27 @@ func TestAChatTaskRunsOnClaudeCodeOnAHost(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.Home, "who.txt")); err == nil {
 		t.Fatal("the command ran before it was allowed")
 	}
+	// Its chat here shows the question too; the task takes the answer.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var p struct {
+			Conversation conversation.Conversation `json:"conversation"`
+		}
+		if err := c.Do(ctx, http.MethodGet, "/api/conversations/"+tk.ConversationID, nil, &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Conversation.Ask != nil && p.Conversation.Ask.ID == asked.Ask.ID {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("its chat here does not show the question: %+v", p.Conversation.Ask)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	err = c.Do(ctx, http.MethodPost, "/api/conversations/"+tk.ConversationID+"/asks/"+asked.Ask.ID, map[string]any{"allow": true}, nil)
+	if apiErr := (*client.Error)(nil); !errors.As(err, &apiErr) || apiErr.Status != http.StatusBadRequest || !strings.Contains(apiErr.Message, "answer them on the task") {
+		t.Errorf("answering on the chat of a task on a host: %v", err)
+	}
 	if err := c.Do(ctx, http.MethodPost, "/api/tasks/"+tk.ID+"/answer", map[string]any{"askId": asked.Ask.ID, "allow": true}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +161,7 @@ func TestAChatTaskRunsOnClaudeCodeOnAHost(t *testing.T) {
 		said = append(said, string(m.Kind)+": "+m.Text)
 	}
 	joined := strings.Join(said, "\n")
-	if page.Conversation.Host != "box" || !strings.Contains(joined, "user: Write who you are to who.txt") || !strings.Contains(joined, "assistant: Wrote who.txt on the host.") {
+	if page.Conversation.Host != "box" || page.Conversation.Ask != nil || !strings.Contains(joined, "user: Write who you are to who.txt") || !strings.Contains(joined, "assistant: Wrote who.txt on the host.") {
 		t.Errorf("its chat here (host %q):\n%s", page.Conversation.Host, joined)
 	}
 	if page.Conversation.Spent <= 0 {
@@ -172,7 +170,7 @@ func TestAChatTaskRunsOnClaudeCodeOnAHost(t *testing.T) {
 	if err := c.Do(ctx, http.MethodPost, "/api/conversations/"+tk.ConversationID+"/messages", map[string]string{"text": "and again"}, nil); err == nil {
 		t.Error("a message was taken by the chat of a task on a host: its turns run there")
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline = time.Now().Add(10 * time.Second)
 	for {
 		var p struct {
 			Conversation conversation.Conversation `json:"conversation"`

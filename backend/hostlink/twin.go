@@ -92,7 +92,7 @@ func (x *execution) twin(ctx context.Context, c *runner, twinID string) {
 		if err := c.Do(ctx, http.MethodGet, path+"?limit=1", nil, &top); err != nil {
 			return
 		}
-		tw := conversation.Twin{Spent: top.Conversation.Spent, Tainted: top.Conversation.Tainted}
+		tw := conversation.Twin{Spent: top.Conversation.Spent, Tainted: top.Conversation.Tainted, Ask: top.Conversation.Ask}
 		if last := top.Conversation.LastSeq; last > x.twinSeq {
 			upto := min(last, x.twinSeq+twinChunk)
 			var page twinPage

@@ -508,3 +508,34 @@ func (s *Server) Put(rel string, r io.Reader, mode os.FileMode) {
 		s.t.Fatal(err)
 	}
 }
+
+// InstallCLI puts the program at src in the user's ~/.local/lib/name and
+// a command of that name in ~/.local/bin (where installers put them, off
+// a plain sh's PATH) that runs it with env set: the user's own sign-in
+// and settings for it. HOME, TMPDIR and XDG_CONFIG_HOME in env are left
+// out; the user's own hold.
+func (s *Server) InstallCLI(name, src string, env []string) {
+	s.t.Helper()
+	real, err := filepath.EvalSymlinks(src)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer f.Close()
+	s.Put(".local/lib/"+name+"/"+name, f, 0o755)
+	var sh strings.Builder
+	sh.WriteString("#!/bin/sh\n")
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "HOME", "TMPDIR", "XDG_CONFIG_HOME":
+		default:
+			sh.WriteString("export " + k + "='" + strings.ReplaceAll(v, "'", `'\''`) + "'\n")
+		}
+	}
+	sh.WriteString(`exec "$HOME/.local/lib/` + name + `/` + name + `" "$@"` + "\n")
+	s.Put(".local/bin/"+name, strings.NewReader(sh.String()), 0o755)
+}

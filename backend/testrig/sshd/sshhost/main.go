@@ -10,7 +10,9 @@
 // "home"} (or {"skip": why} where it cannot), then takes commands a line
 // each on stdin: "down" takes the host off the network (sshd and its
 // connections end; what the user's sessions started runs on), "up" brings
-// it back. When stdin closes, or it is signalled, the host goes: sshd,
+// it back, and "claude {JSON env}" installs the real Claude Code CLI (the
+// pinned one, agentbin) in the user's ~/.local/bin, run with env (its
+// model server's address and key, as agentservers prints them). When stdin closes, or it is signalled, the host goes: sshd,
 // the user's processes, the user and its home.
 package main
 
@@ -20,9 +22,11 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
+	"conch/backend/testrig/agentbin"
 	"conch/backend/testrig/sshd"
 )
 
@@ -95,13 +99,42 @@ func run(t *tb) (code int) {
 			if !ok {
 				return 0
 			}
-			switch line {
+			verb, rest, _ := strings.Cut(line, " ")
+			said := map[string]string{"done": verb}
+			switch verb {
 			case "down":
 				s.Down()
 			case "up":
 				s.Up()
+			case "claude":
+				if err := installClaude(s, rest); err != nil {
+					said["error"] = err.Error()
+				}
 			}
-			_ = out.Encode(map[string]string{"done": line})
+			_ = out.Encode(said)
 		}
 	}
+}
+
+// installClaude puts the pinned Claude Code CLI on the host, run with the
+// environment envJSON holds ({"KEY": "value"}).
+func installClaude(s *sshd.Server, envJSON string) error {
+	var env map[string]string
+	if err := json.Unmarshal([]byte(envJSON), &env); err != nil {
+		return fmt.Errorf("claude takes the environment as a JSON object: %w", err)
+	}
+	dir, err := agentbin.DirOf(agentbin.Newest)
+	if err != nil {
+		return err
+	}
+	bin := filepath.Join(dir, agentbin.Claude)
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("no Claude Code CLI at %s (scripts/setup --test installs it): %w", bin, err)
+	}
+	var kv []string
+	for k, v := range env {
+		kv = append(kv, k+"="+v)
+	}
+	s.InstallCLI(agentbin.Claude, bin, kv)
+	return nil
 }
