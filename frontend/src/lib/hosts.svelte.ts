@@ -92,3 +92,22 @@ export function awayLine(h: Pick<Host, 'name' | 'status' | 'since'> | undefined,
   if (!h || h.status !== HostStatus.HostUnreachable || !h.since) return '';
   return `${h.name} unreachable since ${time(h.since)} — it carries on there`;
 }
+
+/** A coding-agent CLI found on a host, as Conch names its provider. */
+export interface HostAgent {
+  /** The provider's kind ("claude-code"), which a task there names. */
+  kind: string;
+  name: string;
+}
+
+/** The CLIs a host's last test found, by the commands' names (backend/host.Agent). */
+const agentNames: Record<string, HostAgent> = {
+  claude: { kind: 'claude-code', name: 'Claude Code' },
+  codex: { kind: 'codex', name: 'Codex' },
+  gemini: { kind: 'gemini', name: 'Gemini CLI' },
+};
+
+/** The coding-agent CLIs found on h at its last test, which a chat's task there can run on. */
+export function hostAgents(h: Pick<Host, 'providers'>): HostAgent[] {
+  return (h.providers ?? []).flatMap((p) => (agentNames[p.id] ? [agentNames[p.id]!] : []));
+}

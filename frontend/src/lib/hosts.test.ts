@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { HostStatus, type Host } from './backend/contract';
-import { HostsBook, awayLine, whereOf } from './hosts.svelte';
+import { HostsBook, awayLine, hostAgents, whereOf } from './hosts.svelte';
 import type { Backend } from './backend/backend';
 
 function host(over: Partial<Host> & Pick<Host, 'id'>): Host {
@@ -26,6 +26,24 @@ describe('whereOf', () => {
   });
   it('writes a folder here as every surface does', () => {
     expect(whereOf({ host: '', cwd: '/home/me/site' }, name, short)).toBe('~/site');
+  });
+});
+
+describe('hostAgents', () => {
+  it('names the CLIs a host has by their providers, leaving out what is not one', () => {
+    const h = host({
+      id: 'devbox',
+      providers: [
+        { id: 'codex', path: '/usr/local/bin/codex', version: '0.80.0' },
+        { id: 'vim', path: '/usr/bin/vim', version: '9' },
+        { id: 'claude', path: '/home/me/.local/bin/claude', version: '2.1.332' },
+      ],
+    });
+    expect(hostAgents(h)).toEqual([
+      { kind: 'codex', name: 'Codex' },
+      { kind: 'claude-code', name: 'Claude Code' },
+    ]);
+    expect(hostAgents({ providers: null })).toEqual([]);
   });
 });
 

@@ -575,6 +575,13 @@ export interface TaskOptions {
    * task on both sides (see Config.ClientIDs).
    */
   id?: string;
+  /**
+   * Tainted and Limit, on a runner only, are what the chat a sent chat
+   * task came from stands at: outside content read, and the most (USD)
+   * its chat may spend there (0: no limit of its own).
+   */
+  tainted?: boolean;
+  limit?: number;
 }
 
 /**
@@ -892,6 +899,12 @@ export interface Conversation {
   model: string;
   mode: Mode;
   cwd: string;
+  /**
+   * Host is the host (SPEC §6) whose runner runs this chat's turns, as
+   * its task; Cwd is a folder there. Its messages here are the host's,
+   * seq for seq, brought home (chat.Manager.Mirror); none run here.
+   */
+  host?: string;
   /**
    * Tainted is set by the guard when outside content came in; only the
    * person clears it.
