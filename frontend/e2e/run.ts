@@ -1,6 +1,10 @@
 // End-to-end checks of the app against the real server.
 //
-//   npm run e2e            (CONCH_BIN=path/to/conch to use another binary)
+//   npm run e2e            (CONCH_BIN=path/to/conch to use another binary;
+//                           CONCH_E2E_ONLY=hosts,agents to run only those
+//                           sections, by their functions' names, while
+//                           working on them: one that builds on another
+//                           needs that one named too)
 //
 // Starts `conch serve` on a free port with a throw-away home, opens the link
 // it prints in headless Debian Chromium, drives the page like a person and
@@ -70,7 +74,8 @@ async function main(): Promise<void> {
   const ctx = await setUp();
   shown.page = ctx.page;
   try {
-    for (const run of sections) await run(ctx);
+    const only = (process.env.CONCH_E2E_ONLY ?? '').split(',').filter((n) => n !== '');
+    for (const run of sections) if (only.length === 0 || only.includes(run.name)) await run(ctx);
     await shoot(ctx.page, 'final');
   } finally {
     ctx.model.close();

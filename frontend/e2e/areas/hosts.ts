@@ -5,10 +5,12 @@
 // and comes back while its command runs on.
 
 import { layoutProblems } from '../layout';
-import { stepTimeout } from '../shared/env';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stepTimeout, temp } from '../shared/env';
 import { api, send, shoot, until, visit, waitStatus } from '../shared/page';
 import { check } from '../shared/results';
-import { startSSHHost } from '../shared/server';
+import { startAgentServers, startSSHHost } from '../shared/server';
 import type { Suite } from '../shared/suite';
 
 /** Adding, testing and removing a host; sending a command to one. */
@@ -153,6 +155,74 @@ export async function hosts(ctx: Suite): Promise<void> {
       await page.getByLabel('Where').waitFor({ state: 'detached', timeout: stepTimeout });
     } finally {
       h.close();
+      await api(origin, ctx.token, 'PATCH', '/api/preferences', { sshConfig: '' });
+    }
+  });
+
+  await check('hosts: a chat sends a background task to Claude Code on a real host; it asks here, Allow on its card lets it write there as the host user, and its chat here says what it said there', async () => {
+    const h = await startSSHHost();
+    if (h.skip) {
+      console.log(`      (a real host was not started: ${h.skip})`);
+      return;
+    }
+    const agents = await startAgentServers();
+    try {
+      await h.claude(agents.env);
+      await api(origin, ctx.token, 'PATCH', '/api/preferences', { sshConfig: h.config });
+      const put = await api(origin, ctx.token, 'PUT', '/api/hosts/agent-box', { name: 'Agent box', target: h.alias });
+      if (put.status !== 200 && put.status !== 201) throw new Error(`adding the host answered ${put.status}: ${JSON.stringify(put.json)}`);
+      const first = await api(origin, ctx.token, 'POST', '/api/hosts/agent-box/test');
+      await api(origin, ctx.token, 'POST', '/api/hosts/agent-box/accept-key', { fingerprint: first.json?.host?.fingerprint });
+      const tested = await api(origin, ctx.token, 'POST', '/api/hosts/agent-box/test');
+      if (tested.json?.host?.status !== 'ready' || !(tested.json.host.providers ?? []).some((p: any) => p.id === 'claude')) {
+        throw new Error(`the host after its test: ${JSON.stringify(tested.json)}`);
+      }
+      const made = await api(origin, ctx.token, 'POST', '/api/conversations', { title: 'On the agent box', provider: 'shell', mode: 'ask', cwd: temp('conch-e2e-hostchat-') });
+      if (made.status !== 201) throw new Error(`making the chat answered ${made.status}`);
+      await page.goto(`${origin}/#chat/${encodeURIComponent(made.json.id)}`);
+      const view = page.locator('#chat');
+      const where = view.getByLabel('In the background on');
+      await until('the composer to offer Claude Code on the host', async () => (await where.locator('option', { hasText: 'Agent box · Claude Code' }).count()) === 1);
+      await where.selectOption({ label: 'Agent box · Claude Code' });
+      const box = view.getByRole('textbox', { name: 'Message' });
+      await box.fill('WRITE host.txt');
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat-background-host');
+      await view.getByRole('button', { name: /Do it on Agent box/ }).waitFor({ timeout: stepTimeout });
+      await box.press(process.platform === 'darwin' ? 'Meta+Shift+Enter' : 'Control+Shift+Enter');
+      await until('the composer to clear', async () => (await box.inputValue()) === '');
+      const t = await until('the task on the server', async () => (await api(origin, ctx.token, 'GET', '/api/tasks')).json.tasks.find((x: any) => x.text === 'WRITE host.txt'));
+      if (t.host !== 'agent-box' || t.provider !== 'claude-code' || t.cwd !== '~') throw new Error(`the task is ${JSON.stringify(t)}`);
+      const c = view.locator(`[data-task-card][data-task-id="${t.id}"]`);
+      await until('its card to need an OK', async () => (await c.getAttribute('data-status', { timeout: 1000 })) === 'needs-you', 60_000);
+      if (existsSync(join(h.home, 'host.txt'))) throw new Error('host.txt was written before it was allowed');
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat-task-host-asking');
+      await c.locator('[data-ask]').getByRole('button', { name: 'Allow' }).click();
+      await until('its card to be done', async () => (await c.getAttribute('data-status', { timeout: 1000 })) === 'done', 60_000);
+      const written = readFileSync(join(h.home, 'host.txt'), 'utf8');
+      if (written !== 'written by claude\n') throw new Error(`host.txt on the host says ${JSON.stringify(written)}`);
+      await c.getByRole('link', { name: 'Open chat' }).click();
+      await until("the task's chat to open", async () => (await page.evaluate(() => location.hash)) === `#chat/${encodeURIComponent(t.conversationId)}`);
+      await until('its chat to say what works where', async () => ((await page.locator('#chat [data-host-controls]').textContent()) ?? '').trim() === 'Claude Code on Agent box · Ask mode');
+      const folder = ((await page.locator('#chat .folder').textContent()) ?? '').trim();
+      if (folder !== 'Agent box:~') throw new Error(`its folder reads ${JSON.stringify(folder)}`);
+      await page.locator('#chat [data-kind="assistant"]', { hasText: 'Wrote host.txt.' }).waitFor({ timeout: stepTimeout });
+      const placeholder = await page.locator('#chat').getByRole('textbox', { name: 'Message' }).getAttribute('placeholder');
+      if (placeholder !== 'This task works on Agent box; its turns run there.') throw new Error(`its composer says ${JSON.stringify(placeholder)}`);
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat-task-on-host');
+      await page.setViewportSize({ width: 900, height: 700 });
+      await page.mouse.move(0, 0);
+      const cut = await layoutProblems(page);
+      await shoot(page, 'chat-task-on-host-900');
+      await page.setViewportSize({ width: 1200, height: 820 });
+      if (cut.length > 0) throw new Error(`at 900 px: ${cut.join(' | ')}`);
+      await api(origin, ctx.token, 'DELETE', `/api/tasks/${t.id}`);
+    } finally {
+      agents.close();
+      h.close();
+      await api(origin, ctx.token, 'DELETE', '/api/hosts/agent-box');
       await api(origin, ctx.token, 'PATCH', '/api/preferences', { sshConfig: '' });
     }
   });

@@ -114,6 +114,8 @@ export interface SSHHost {
   /** Takes it off the network, or brings it back. */
   down: () => Promise<void>;
   up: () => Promise<void>;
+  /** Installs the real Claude Code CLI in the host user's ~/.local/bin, run with env (startAgentServers's). */
+  claude: (env: Record<string, string>) => Promise<void>;
   close: () => void;
 }
 
@@ -143,7 +145,8 @@ export function startSSHHost(): Promise<SSHHost> {
   const say = async (what: string) => {
     const done = next();
     child.stdin?.write(`${what}\n`);
-    await done;
+    const said = await done;
+    if (said?.error) throw new Error(`sshhost ${what.split(' ')[0]}: ${said.error}`);
   };
   const close = () => {
     child.stdin?.end();
@@ -153,7 +156,7 @@ export function startSSHHost(): Promise<SSHHost> {
     child.on('exit', (code) => reject(new Error(`sshhost exited (${code}) before saying where its host is`)));
     void next().then((first) => {
       if (first.error) reject(new Error(`sshhost: ${first.error}`));
-      else resolvePromise({ ...first, down: () => say('down'), up: () => say('up'), close });
+      else resolvePromise({ ...first, down: () => say('down'), up: () => say('up'), claude: (env) => say(`claude ${JSON.stringify(env)}`), close });
     });
   });
 }
