@@ -165,7 +165,10 @@ func (s *Service) startWithID(ctx context.Context, id string, parent conversatio
 	if sp.engine.ID != sp.parentEngine {
 		t.By = sp.engine.Name()
 	}
-	if sp.worktree {
+	switch {
+	case sp.worktree && sp.host != "":
+		t.WantsWorktree = true // made there, by the host's runner
+	case sp.worktree:
 		if err := s.addWorktree(ctx, &t, parent.Cwd); err != nil {
 			t.Status, t.Error = task.Failed, err.Error()
 		}

@@ -20,7 +20,15 @@ const overlapTimeout = 30 * time.Second
 func (s *Service) markOverlaps(ctx context.Context, ends []task.Task) []task.Task {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), overlapTimeout)
 	defer cancel()
-	over := worktree.Overlaps(ctx, ends)
+	// Worktrees on hosts are there, not here: only this computer's are
+	// compared.
+	here := make([]task.Task, 0, len(ends))
+	for _, t := range ends {
+		if t.Host == "" {
+			here = append(here, t)
+		}
+	}
+	over := worktree.Overlaps(ctx, here)
 	for i, t := range ends {
 		o, ok := over[t.ID]
 		if !ok || t.Worktree == nil {

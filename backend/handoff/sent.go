@@ -19,7 +19,8 @@ import (
 // StartSent starts, on a host's runner, a chat task another Conch sent it
 // (SPEC §6): under the id it has there, in a chat of its own with no chat
 // above it here. The task that sent it stands where a parent chat would:
-// its mode, folder, taint and spend limit, never more. Only the coding-
+// its mode, folder, taint and spend limit, never more; a helper's
+// worktree is made here, in the repository holding its folder. Only the coding-
 // agent CLIs found on this computer take such work; a request naming an
 // id this runner has already is refused (409), so a request sent twice
 // starts one task.
@@ -54,8 +55,12 @@ func (s *Service) StartSent(ctx context.Context, req taskrun.CreateRequest) (tas
 	}
 	above := conversation.Conversation{Provider: e.ID, Model: model, Mode: task.Mode(o.Mode), Cwd: filepath.Clean(o.Cwd),
 		Tainted: o.Tainted, Limit: o.Limit}
-	sp := spec{kind: task.Background, title: req.Title, text: req.Text, engine: e, model: model, mode: above.Mode,
-		wake: task.WakeNone, parentEngine: e.ID, check: o.Check, checkRetries: retries}
+	kind := o.Kind
+	if kind == "" {
+		kind = task.Background
+	}
+	sp := spec{kind: kind, title: req.Title, text: req.Text, engine: e, model: model, mode: above.Mode,
+		wake: task.WakeNone, parentEngine: e.ID, check: o.Check, checkRetries: retries, worktree: o.Worktree}
 	return s.startWithID(ctx, o.ID, above, sp)
 }
 
@@ -68,6 +73,9 @@ func sentFits(req taskrun.CreateRequest) error {
 	}
 	if !task.Mode(o.Mode).Valid() {
 		return fmt.Errorf("%w: unknown mode %q (plan, ask, edits or auto)", ErrInvalid, o.Mode)
+	}
+	if o.Kind != "" && !o.Kind.Valid() {
+		return fmt.Errorf("%w: unknown kind %q (background or helper)", ErrInvalid, o.Kind)
 	}
 	if o.Limit < 0 {
 		return fmt.Errorf("%w: limit must be 0 (none) or more", ErrInvalid)

@@ -128,6 +128,8 @@ type part struct {
 	Worktree     bool   `json:"worktree,omitempty"`
 	Provider     string `json:"provider,omitempty"`
 	Check        string `json:"check,omitempty"`
+	Host         string `json:"host,omitempty"`
+	Cwd          string `json:"cwd,omitempty"`
 }
 
 func (s *Service) delegateTool(chatID string) tool.Tool {
@@ -144,7 +146,9 @@ func (s *Service) delegateTool(chatID string) tool.Tool {
 			`"model":{"type":"string","description":"fast (default), same, or one of the provider's model ids."},`+
 			`"worktree":{"type":"boolean","description":"Give the helper its own git worktree and branch."},`+
 			`"provider":{"type":"string","description":"Another connected provider's id or name."},`+
-			`"check":{"type":"string","description":"A command that proves the part is done (e.g. npm test), run in its folder (its worktree) after it reports."}},`+
+			`"check":{"type":"string","description":"A command that proves the part is done (e.g. npm test), run in its folder (its worktree) after it reports."},`+
+			`"host":{"type":"string","description":"The id of another computer (a host the person set up) to do the part on, with a coding-agent CLI installed there; its worktree is made in the repository there."},`+
+			`"cwd":{"type":"string","description":"With host: the folder there (~, ~/… or absolute; default ~)."}},`+
 			`"required":["title","instructions"],"additionalProperties":false}},`+
 			`"cap":{"type":"number","description":"The most, in dollars, the helpers may spend together; at it they pause until the person lets them go on. Leave it out for the person's default."}`),
 		Effect: tool.None,
@@ -213,21 +217,19 @@ func (s *Service) delegate(ctx context.Context, chatID string, args json.RawMess
 func (s *Service) partSpecs(ctx context.Context, parent conversation.Conversation, parts []part) ([]spec, error) {
 	engines := s.cfg.Engines.All(ctx)
 	specs := make([]spec, len(parts))
+	reached := map[string]bool{}
 	for i, p := range parts {
-		e, err := engine.Pick(engines, p.Provider, parent.Provider, false)
+		sp, err := s.partEngine(ctx, engines, parent, p, reached)
+		if err != nil && p.Host != "" {
+			return nil, fmt.Errorf("%s: part %d (%s): %s Nothing was started", DelegateTool, i+1, p.Title, sentence(err))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: part %d (%s): %v. Nothing was started", DelegateTool, i+1, p.Title, err)
 		}
-		m, err := engine.ModelFor(e, p.Model, parent.Provider, parent.Model)
-		if err != nil {
-			return nil, fmt.Errorf("%s: part %d (%s): %v. Nothing was started", DelegateTool, i+1, p.Title, err)
-		}
-		specs[i] = spec{
-			kind: task.Helper, title: p.Title, text: p.Instructions, engine: e, model: m,
-			mode: parent.Mode, wake: task.WakeNone, part: i + 1, parts: len(parts),
-			worktree: p.Worktree, parentEngine: parent.Provider,
-			check: strings.TrimSpace(p.Check),
-		}
+		sp.kind, sp.title, sp.text, sp.mode, sp.wake = task.Helper, p.Title, p.Instructions, parent.Mode, task.WakeNone
+		sp.part, sp.parts, sp.worktree, sp.parentEngine = i+1, len(parts), p.Worktree, parent.Provider
+		sp.check = strings.TrimSpace(p.Check)
+		specs[i] = sp
 		if specs[i].check != "" {
 			specs[i].checkRetries = 1
 		}
@@ -236,6 +238,44 @@ func (s *Service) partSpecs(ctx context.Context, parent conversation.Conversatio
 		}
 	}
 	return specs, nil
+}
+
+// partEngine resolves a part's provider and model: here, a connected
+// provider that is ready; on a host, a CLI found there, on a host that
+// answers now (reached once per call, in reached).
+func (s *Service) partEngine(ctx context.Context, engines []engine.Engine, parent conversation.Conversation, p part, reached map[string]bool) (spec, error) {
+	if p.Cwd != "" && p.Host == "" {
+		return spec{}, errors.New("cwd goes with host; here a part works in this chat's folder")
+	}
+	if p.Host != "" {
+		var sp spec
+		if err := s.onHost(parent, taskrun.Options{Provider: p.Provider, Model: p.Model, Host: p.Host, Cwd: p.Cwd}, &sp); err != nil {
+			return spec{}, err
+		}
+		if !reached[p.Host] {
+			if err := s.cfg.Hosts.Reach(ctx, p.Host); err != nil {
+				return spec{}, err
+			}
+			reached[p.Host] = true
+		}
+		return sp, nil
+	}
+	e, err := engine.Pick(engines, p.Provider, parent.Provider, false)
+	if err != nil {
+		return spec{}, err
+	}
+	m, err := engine.ModelFor(e, p.Model, parent.Provider, parent.Model)
+	if err != nil {
+		return spec{}, err
+	}
+	return spec{engine: e, model: m}, nil
+}
+
+// sentence is err as the end of a sentence: its own words, ending in a
+// full stop.
+func sentence(err error) string {
+	s := strings.TrimSuffix(errcode.Sentence(err), ".")
+	return s + "."
 }
 
 // runParts starts every helper in one group and waits for them all; one

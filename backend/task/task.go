@@ -267,6 +267,10 @@ type Task struct {
 	Result       *Result       `json:"result"`
 	Ask          *ask.Question `json:"ask"`
 	Worktree     *Worktree     `json:"worktree"`
+	// WantsWorktree is a helper on a host that asked for a worktree of its
+	// own: its host's runner makes it there, and Worktree says what it is
+	// once made.
+	WantsWorktree bool `json:"wantsWorktree,omitempty"`
 	Wake         Wake          `json:"wake"`
 	Notified     bool          `json:"notified"`
 	Paused       *Paused       `json:"paused"`

@@ -34,11 +34,18 @@ type Options struct {
 	// its chat may spend there (0: no limit of its own).
 	Tainted bool    `json:"tainted,omitempty"`
 	Limit   float64 `json:"limit,omitempty"`
+	// Kind and Worktree, on a runner only, are a sent chat task's kind
+	// (a delegate's helper, or background) and whether it works in a
+	// worktree of its own, made there.
+	Kind     task.Kind `json:"kind,omitempty"`
+	Worktree bool      `json:"worktree,omitempty"`
 }
 
 // Sent reports whether o holds what only a task sent to a host's runner
-// may carry (its id, its chat's taint and limit).
-func (o Options) Sent() bool { return o.ID != "" || o.Tainted || o.Limit != 0 }
+// may carry (its id, kind and worktree, its chat's taint and limit).
+func (o Options) Sent() bool {
+	return o.ID != "" || o.Tainted || o.Limit != 0 || o.Kind != "" || o.Worktree
+}
 
 // CreateRequest is what it takes to start a background task.
 type CreateRequest struct {
@@ -184,8 +191,8 @@ func (r *Runner) newTask(req CreateRequest) (task.Task, error) {
 		cwd = filepath.Clean(cwd)
 	}
 	id := store.NewID()
-	if o.Tainted || o.Limit != 0 {
-		return task.Task{}, fmt.Errorf("%w: tainted and limit are a chat task's, sent to a host", ErrInvalid)
+	if o.Tainted || o.Limit != 0 || o.Kind != "" || o.Worktree {
+		return task.Task{}, fmt.Errorf("%w: tainted, limit, kind and worktree are a chat task's, sent to a host", ErrInvalid)
 	}
 	if o.ID != "" {
 		if !r.cfg.ClientIDs || !validID(o.ID) {
