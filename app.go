@@ -157,7 +157,7 @@ func newApp(ctx context.Context, home string, served bool) (*App, error) {
 	a.push = push.New(push.Config{Book: pushBook, Keys: pushKeys, Bus: a.bus, Log: log})
 	a.search = search.New(search.Config{Dir: filepath.Join(home, search.DirName), Store: st, Logs: logs, Bus: a.bus, Log: log})
 	a.parts = parts(a, h)
-	a.svc = service.New(service.Config{Tasks: a.tasks, Logs: logs, Chats: a.chats, Handoff: h, Opens: &a.opens, Show: a.open, Search: a.search, Activity: activity.New(st), Routines: a.routines, Hosts: a.hosts,
+	a.svc = service.New(service.Config{Tasks: a.tasks, Logs: logs, Chats: a.chats, Handoff: h, Opens: &a.opens, Show: a.open, Search: a.search, Activity: activity.New(st), Routines: a.routines, Hosts: a.hosts, Links: a.links,
 		PushKeys: pushKeys, PushBook: pushBook,
 		Providers: providers, Fallbacks: chatTasks, Prefs: st, Health: health,
 		Backup: &backup.Source{Store: st, Home: home}, UserHome: userHome, AtLogin: atLogin()})

@@ -184,8 +184,10 @@ func (g *Gateway) taskByID(w http.ResponseWriter, r *http.Request) {
 		"answer": {http.MethodPost, g.answer},
 		// Removing a kept worktree; with work in it only with confirm.
 		"remove-worktree": {http.MethodPost, g.removeWorktree},
-		"open-folder":     {http.MethodPost, g.openFolder},
-		"open":            {http.MethodPost, g.openTask},
+		// Bringing a helper's branch from its host into the clone here.
+		"fetch":       {http.MethodPost, g.fetch},
+		"open-folder": {http.MethodPost, g.openFolder},
+		"open":        {http.MethodPost, g.openTask},
 	}
 	if action == "" && r.Method == http.MethodDelete {
 		g.deleteTask(w, r, id)
@@ -248,6 +250,14 @@ func (g *Gateway) removeWorktree(w http.ResponseWriter, r *http.Request, id stri
 	}
 	t, err := g.api.RemoveWorktree(id, req.Confirm)
 	reply(w, http.StatusOK, t, err)
+}
+
+func (g *Gateway) fetch(w http.ResponseWriter, r *http.Request, id string) {
+	if !emptyBody(w, r) {
+		return
+	}
+	f, err := g.api.FetchTask(id)
+	reply(w, http.StatusOK, f, err)
 }
 
 func (g *Gateway) openFolder(w http.ResponseWriter, r *http.Request, id string) {

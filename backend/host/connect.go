@@ -373,3 +373,17 @@ func (s *Service) Reached(id string, err error) {
 		s.cfg.Log.Warn("could not store how a host was reached", "host", id, "err", perr)
 	}
 }
+
+// Git is how git reaches host id: the environment that makes it use
+// Conch's ssh (GIT_SSH_COMMAND), and the ssh URL of path there.
+func (s *Service) Git(ctx context.Context, id, path string) (env []string, url string, err error) {
+	t, err := s.target(id)
+	if err != nil {
+		return nil, "", err
+	}
+	cmd, err := s.cfg.SSH.GitCommand(ctx, t)
+	if err != nil {
+		return nil, "", err
+	}
+	return []string{"GIT_SSH_COMMAND=" + cmd, "GIT_SSH_VARIANT=ssh"}, t.URL(path), nil
+}

@@ -218,6 +218,7 @@ func (x *execution) place(ctx context.Context, c *runner) error {
 		req := taskrun.CreateRequest{Text: t.Text, Title: t.Title, Options: taskrun.Options{
 			ID: t.ID, Provider: t.Provider, Model: t.Model, Mode: string(t.Mode), Cwd: cwd,
 			Check: t.Check, CheckRetries: &t.CheckRetries, Tainted: x.sent.Tainted, Limit: x.sent.Limit,
+			Kind: x.sent.Kind, Worktree: x.sent.Worktree,
 		}}
 		if t.Check == "" {
 			req.Options.CheckRetries = nil
@@ -292,6 +293,7 @@ func (x *execution) mirror(ctx context.Context, c *runner, there task.Task) {
 		if !asking {
 			t.Current = there.Current
 		}
+		keepThere(t, there)
 	})
 	x.twin(ctx, c, there.ConversationID)
 	x.mu.Lock()
@@ -354,7 +356,10 @@ func (x *execution) answer(ctx context.Context, c *runner, askID string, allow b
 func (x *execution) finish(ctx context.Context, c *runner, there task.Task) (taskrun.Outcome, error) {
 	x.drain(ctx, c, there.OutputBytes)
 	x.twin(ctx, c, there.ConversationID)
-	x.run.Amend(func(t *task.Task) { t.Steps = append([]string{}, there.Steps...) })
+	x.run.Amend(func(t *task.Task) {
+		t.Steps = append([]string{}, there.Steps...)
+		keepThere(t, there)
+	})
 	switch there.Status {
 	case task.Done:
 		return taskrun.Outcome{Summary: there.Summary, Result: there.Result, ExitCode: there.ExitCode}, nil
@@ -423,3 +428,16 @@ func (e stoppedThere) Error() string {
 }
 
 func (e stoppedThere) Unwrap() error { return taskrun.ErrInterrupted }
+
+// keepThere copies onto the record here what only the host knows of a
+// chat task: its worktree there (made, then settled: what it holds, its
+// salvage) and the note its hand-off left.
+func keepThere(t *task.Task, there task.Task) {
+	if there.Worktree != nil {
+		w := there.Clone().Worktree
+		t.Worktree = w
+	}
+	if there.Note != "" {
+		t.Note = there.Note
+	}
+}

@@ -31,6 +31,7 @@ import (
 	"conch/backend/remote/ssh"
 	"conch/backend/startstop"
 	"conch/backend/store"
+	"conch/backend/task"
 )
 
 // Hosts is what the links need of the hosts' keeper (*host.Service).
@@ -316,4 +317,25 @@ func (l *Links) Reach(ctx context.Context, id string) error {
 		return fmt.Errorf("%s could not be reached%s; nothing was started (the hosts set up are %s)", name, why, strings.Join(hostNames(list), ", "))
 	}
 	return nil
+}
+
+// RemoveWorktree removes on its host the kept worktree (and branch) of
+// task id, one that holds work only with confirm, and returns the task as
+// it stands there. The host's refusal is its own words (a conflict says
+// what the worktree holds).
+func (l *Links) RemoveWorktree(ctx context.Context, hostID, id string, confirm bool) (task.Task, error) {
+	c, err := l.client(ctx, hostID)
+	if err != nil {
+		return task.Task{}, err
+	}
+	var there task.Task
+	err = c.Do(ctx, http.MethodPost, "/api/tasks/"+url.PathEscape(id)+"/remove-worktree", map[string]bool{"confirm": confirm}, &there)
+	var apiErr *client.Error
+	switch {
+	case errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict:
+		return task.Task{}, fmt.Errorf("%s: %w", apiErr.Message, errcode.ErrConflict)
+	case errors.As(err, &apiErr):
+		return task.Task{}, fmt.Errorf("%s answered: %s", hostID, apiErr.Message)
+	}
+	return there, err
 }

@@ -29,7 +29,8 @@ type twinPage struct {
 const twinChunk = 200
 
 // chatPowers fills in what a chat task takes to its host beside its
-// command's options: its chat's taint and what it may still spend, the
+// command's options: its kind, whether it wants a worktree there, its
+// chat's taint and what it may still spend, the
 // least its chat and the chat it came from have left (0: no limit). A
 // chat that has spent its limit sends nothing.
 func (x *execution) chatPowers(o *taskrun.Options) error {
@@ -44,7 +45,7 @@ func (x *execution) chatPowers(o *taskrun.Options) error {
 	if err != nil {
 		return err
 	}
-	o.Tainted = c.Tainted
+	o.Tainted, o.Kind, o.Worktree = c.Tainted, t.Kind, t.WantsWorktree
 	left, limited := leftOf(c)
 	if c.Origin.ParentID != "" {
 		if p, err := x.l.cfg.Chats.Snapshot(c.Origin.ParentID); err == nil {

@@ -45,6 +45,7 @@ type API interface {
 	DeleteTask(id string) error
 	AnswerTask(id, askID string, allow bool) (task.Task, error)
 	RemoveWorktree(id string, confirm bool) (task.Task, error)
+	FetchTask(id string) (Fetched, error)
 	OpenFolder(id string) error
 	OpenTask(id string) error
 	Approvals() ([]Approval, error)
@@ -106,6 +107,11 @@ type FallbackChecker interface {
 	CheckFallback(ctx context.Context, id string) error
 }
 
+// HostLinks reach the runners on hosts (*hostlink.Links).
+type HostLinks interface {
+	RemoveWorktree(ctx context.Context, host, id string, confirm bool) (task.Task, error)
+}
+
 // Config wires a Service. A part left nil (tests serve only what they
 // check) answers its operations with not_found.
 type Config struct {
@@ -146,6 +152,9 @@ type Config struct {
 	// Hosts keeps the other computers reached over SSH (nil: not
 	// available).
 	Hosts *host.Service
+	// Links reach the runners on hosts, for what a host's task keeps
+	// there (its worktree).
+	Links HostLinks
 	// Opens is the last task a notification asked to show (TakeOpen).
 	Opens *Opens
 	// Show brings the window forward on a task's chat, as a click on its

@@ -34,6 +34,9 @@ func (s *Service) RemoveWorktree(id string, confirm bool) (task.Task, error) {
 	if !t.Status.Finished() {
 		return t, fmt.Errorf("it is %s; stop it before removing its worktree: %w", t.Status.Words(), taskrun.ErrConflict)
 	}
+	if t.Host != "" {
+		return s.removeThere(r, t, confirm)
+	}
 	tree := worktree.FromRecord(*t.Worktree)
 	repo, _ := tree.Repository(context.Background()) // for its salvage ref, while the worktree is there
 	err = tree.Remove(context.Background(), confirm)
@@ -150,4 +153,23 @@ func describeWork(w task.WorktreeWork) string {
 		return "work git reports"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// removeThere removes a host's helper's worktree on its host, and keeps
+// here what it is there now.
+func (s *Service) removeThere(r *taskrun.Runner, t task.Task, confirm bool) (task.Task, error) {
+	if s.cfg.Links == nil {
+		return t, errUnavailable("Hosts")
+	}
+	there, err := s.cfg.Links.RemoveWorktree(context.Background(), t.Host, t.ID, confirm)
+	if err != nil {
+		return t, err
+	}
+	return r.Amend(t.ID, func(t *task.Task) {
+		if there.Worktree != nil {
+			w := there.Clone().Worktree
+			t.Worktree = w
+		}
+		t.AddStep("You removed its worktree and branch on " + t.Host)
+	})
 }

@@ -94,6 +94,7 @@ var records = []struct {
 	{service.TaskList{}, "TaskList"},
 	{service.TaskQuery{}, "TaskQuery"},
 	{service.OutputChunk{}, "OutputChunk"},
+	{service.Fetched{}, "Fetched"},
 	{service.ConversationList{}, "ConversationList"},
 	{service.ConversationQuery{}, "ConversationQuery"},
 	{service.ProviderList{}, "ProviderList"},

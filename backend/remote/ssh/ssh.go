@@ -298,3 +298,20 @@ func FirstLine(s string) string {
 	}
 	return s
 }
+
+// GitCommand is the ssh command line git uses to reach t (its
+// GIT_SSH_COMMAND, a shell string): Conch's own options, known hosts
+// and shared connection, never a prompt.
+func (c *Client) GitCommand(ctx context.Context, t Target) (string, error) {
+	r, err := c.Resolve(ctx, t)
+	if err != nil {
+		return "", err
+	}
+	args := append([]string{c.cfg.Binary}, c.base()...)
+	args = append(args, "-o", "UserKnownHostsFile="+c.knownHosts(r))
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " "), nil
+}

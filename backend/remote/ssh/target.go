@@ -116,3 +116,17 @@ func (t Target) args() []string {
 	}
 	return append(a, "--", t.Host)
 }
+
+// URL is the ssh URL of the absolute path on t, as git takes it
+// (ssh://[user@]host[:port]/path).
+func (t Target) URL(path string) string {
+	u := "ssh://"
+	if t.User != "" {
+		u += t.User + "@"
+	}
+	u += t.Host
+	if t.Port != 0 {
+		u += ":" + strconv.Itoa(t.Port)
+	}
+	return u + "/" + strings.TrimPrefix(path, "/")
+}
