@@ -33,22 +33,47 @@ func installClaude(t *testing.T, s *sshd.Server, brain modelserver.Brain) {
 // readyHost adds the rig's host as "box", accepts its key and tests it.
 func readyHost(t *testing.T, c *client.Client, s *sshd.Server) host.TestResult {
 	t.Helper()
+	return readyHostAs(t, c, "box", s)
+}
+
+// readyHostAs adds the rig's host as id, accepts its key and tests it.
+func readyHostAs(t *testing.T, c *client.Client, id string, s *sshd.Server) host.TestResult {
+	t.Helper()
 	ctx := context.Background()
-	if err := c.Do(ctx, http.MethodPut, "/api/hosts/box", map[string]string{"target": s.Alias}, nil); err != nil {
+	if err := c.Do(ctx, http.MethodPut, "/api/hosts/"+id, map[string]string{"target": s.Alias}, nil); err != nil {
 		t.Fatal(err)
 	}
 	var tr host.TestResult
-	if err := c.Do(ctx, http.MethodPost, "/api/hosts/box/test", nil, &tr); err != nil {
+	if err := c.Do(ctx, http.MethodPost, "/api/hosts/"+id+"/test", nil, &tr); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Do(ctx, http.MethodPost, "/api/hosts/box/accept-key", map[string]string{"fingerprint": tr.Host.Fingerprint}, nil); err != nil {
+	if err := c.Do(ctx, http.MethodPost, "/api/hosts/"+id+"/accept-key", map[string]string{"fingerprint": tr.Host.Fingerprint}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Do(ctx, http.MethodPost, "/api/hosts/box/test", nil, &tr); err != nil {
+	if err := c.Do(ctx, http.MethodPost, "/api/hosts/"+id+"/test", nil, &tr); err != nil {
 		t.Fatal(err)
 	}
 	return tr
 }
+
+// joinConfigs writes one ssh config file holding every one of files.
+func joinConfigs(t *testing.T, out string, files ...string) {
+	t.Helper()
+	var all []byte
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(append(all, b...), '\n')
+	}
+	if err := os.WriteFile(out, all, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// errorsAs is errors.As.
+func errorsAs(err error, target any) bool { return errors.As(err, target) }
 
 // A chat's background task on a host runs on the real Claude Code CLI
 // installed there, as the host's user in the host's home: in ask mode its

@@ -539,3 +539,17 @@ func (s *Server) InstallCLI(name, src string, env []string) {
 	sh.WriteString(`exec "$HOME/.local/lib/` + name + `/` + name + `" "$@"` + "\n")
 	s.Put(".local/bin/"+name, strings.NewReader(sh.String()), 0o755)
 }
+
+// As runs script with sh as the user, in their home, and returns what it
+// printed; a failure fails the test.
+func (s *Server) As(script string) string {
+	s.t.Helper()
+	cmd := exec.Command("runuser", "-u", s.User, "--", "sh", "-c", script)
+	cmd.Dir = s.Home
+	cmd.Env = []string{"HOME=" + s.Home, "USER=" + s.User, "PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		s.t.Fatalf("as %s: %s: %v\n%s", s.User, script, err, out)
+	}
+	return string(out)
+}
