@@ -23,6 +23,7 @@ import type {
   CreateConversationRequest,
   CreateTaskRequest,
   DoctorReport,
+  Fetched,
   Found,
   Message,
   OutputChunk,
@@ -82,6 +83,12 @@ export interface Backend {
    * (`conflict`) saying what it holds.
    */
   removeWorktree(id: string, confirm: boolean): Promise<Task>;
+  /**
+   * Brings a helper's branch from its host into this computer's clone (the
+   * folder of the chat it came from): git fetch over SSH, never a merge. A
+   * folder that is no clone of that repository is a 409 saying so.
+   */
+  fetchTask(id: string): Promise<Fetched>;
   /** Every pending question across tasks, oldest first. The app derives its list from the tasks; this is for a fresh look. */
   approvals(): Promise<Approval[]>;
   /** The doctor's report: what is wrong and where to fix it. */

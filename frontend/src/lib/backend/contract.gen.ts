@@ -375,6 +375,12 @@ export interface Task {
   result: Result | null;
   ask: Question | null;
   worktree: Worktree | null;
+  /**
+   * WantsWorktree is a helper on a host that asked for a worktree of its
+   * own: its host's runner makes it there, and Worktree says what it is
+   * once made.
+   */
+  wantsWorktree?: boolean;
   wake: Wake;
   notified: boolean;
   paused: Paused | null;
@@ -582,6 +588,13 @@ export interface TaskOptions {
    */
   tainted?: boolean;
   limit?: number;
+  /**
+   * Kind and Worktree, on a runner only, are a sent chat task's kind
+   * (a delegate's helper, or background) and whether it works in a
+   * worktree of its own, made there.
+   */
+  kind?: Kind;
+  worktree?: boolean;
 }
 
 /**
@@ -638,6 +651,18 @@ export interface TaskQuery {
 export interface OutputChunk {
   data: string;
   next: number;
+}
+
+/**
+ * Fetched is what Fetch to this computer brought home
+ * (POST /api/tasks/:id/fetch): the helper's branch, now in the clone
+ * here, and how many commits it has beyond where it started.
+ */
+export interface Fetched {
+  task: Task;
+  repo: string;
+  branch: string;
+  commits: number;
 }
 
 /**
@@ -1494,6 +1519,7 @@ export interface Bindings {
   DeleteRoutine(id: string): Promise<void>;
   DeleteTask(id: string): Promise<void>;
   Doctor(): Promise<DoctorReport>;
+  FetchTask(id: string): Promise<Fetched>;
   FindProviders(): Promise<Found>;
   GetConversation(id: string, before: number, limit: number): Promise<ConversationPage>;
   GetHost(id: string): Promise<Host>;

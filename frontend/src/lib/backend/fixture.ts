@@ -172,6 +172,7 @@ export function mockBackend(tasks: Task[] = []) {
     saveBackup: vi.fn(async (withOutput: boolean) => ({ path: '', name: 'conch-backup.db', bytes: 1, tar: withOutput })),
     takeOpen: vi.fn(async () => ''),
     removeWorktree: vi.fn(async (id: string): Promise<Task> => makeTask({ id, status: Status.Done, rev: 12 })),
+    fetchTask: vi.fn(async (id: string) => ({ task: makeTask({ id, status: Status.Done, rev: 13 }), repo: '/home/me/app', branch: `conch/${id}`, commits: 1 })),
     ...chatMethods(),
     subscribe: vi.fn((ev: (e: AppEvent) => void, rc: () => void) => {
       onEvent = ev;

@@ -9,6 +9,7 @@ import {
   type SearchResults,
   type CreateRoutineRequest,
   type AcceptHostKeyRequest,
+  type Fetched,
   type Host,
   type HostList,
   type HostTestResult,
@@ -162,6 +163,10 @@ export class HttpBackend implements Backend {
 
   removeWorktree(id: string, confirm: boolean): Promise<Task> {
     return this.json<Task>('POST', `${taskPath(id)}/remove-worktree`, { confirm });
+  }
+
+  fetchTask(id: string): Promise<Fetched> {
+    return this.json<Fetched>('POST', `${taskPath(id)}/fetch`);
   }
 
   async approvals(): Promise<Approval[]> {

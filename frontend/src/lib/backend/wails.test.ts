@@ -21,6 +21,7 @@ function bindings(over: Partial<AppBindings> = {}): AppBindings {
     DeleteTask: no,
     AnswerTask: no,
     RemoveWorktree: no,
+    FetchTask: no,
     Approvals: no,
     Doctor: no,
     About: no,

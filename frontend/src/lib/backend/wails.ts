@@ -9,6 +9,7 @@ import {
   type SearchResults,
   type CreateRoutineRequest,
   type AcceptHostKeyRequest,
+  type Fetched,
   type Host,
   type HostList,
   type HostTestResult,
@@ -118,6 +119,10 @@ export class WailsBackend implements Backend {
   async approvals(): Promise<Approval[]> {
     return (await call(() => this.app.Approvals())) ?? [];
   }
+  fetchTask(id: string): Promise<Fetched> {
+    return call(() => this.app.FetchTask(id));
+  }
+
   removeWorktree(id: string, confirm: boolean): Promise<Task> {
     return call(() => this.app.RemoveWorktree(id, confirm));
   }

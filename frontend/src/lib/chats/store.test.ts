@@ -44,6 +44,7 @@ function backend(over: Partial<ReturnType<typeof chatMethods>> = {}): Backend {
     saveBackup: no,
     takeOpen: no,
     removeWorktree: no,
+    fetchTask: no,
     subscribe: () => () => {},
     ...chatMethods(),
     ...over,

@@ -2,7 +2,7 @@
 /* eslint-disable svelte/prefer-svelte-reactivity */
 import { SvelteMap, SvelteSet } from 'svelte/reactivity';
 import type { Backend } from '../backend/backend';
-import { EventType, Kind, isActive, isFinished, statuses, type CreateTaskRequest, type Slots, type Status, type Task, type TaskEvent, type TaskList, type TaskQuery } from '../backend/contract';
+import { EventType, Kind, isActive, isFinished, statuses, type CreateTaskRequest, type Fetched, type Slots, type Status, type Task, type TaskEvent, type TaskList, type TaskQuery } from '../backend/contract';
 import { ApiError, toApiError } from '../backend/error';
 import { Group } from './language';
 import { applyEvent, badgeOf, queuePositions, type Badge, type Groups } from './model';
@@ -10,7 +10,7 @@ import { OrderedGroups, comparePlaces, placeOf, prefixLength, sameTasks } from '
 import { OutputTail } from './output.svelte';
 import { PageOrder, TaskPages, orderKey } from './pages.svelte';
 import { browserFrames, floodScheduler, type Scheduler } from './schedule';
-import { afterFailure, idle, type Removal } from './worktree';
+import { afterFailure, idle, tidy, type Removal } from './worktree';
 
 /** An action sent to the server whose answer has not come back yet. */
 export const Pending = {
@@ -469,6 +469,22 @@ export class TasksStore {
       const err = toApiError(e);
       if (err.unauthorized) this.unauthorized = true;
       return afterFailure(err, confirm);
+    }
+  }
+
+  /**
+   * Brings a helper's branch from its host into the clone here: what was
+   * fetched, or why nothing was (the server's words, tidied).
+   */
+  async fetchBranch(id: string): Promise<{ fetched: Fetched } | { error: string }> {
+    try {
+      const f = await this.#backend.fetchTask(id);
+      this.#put(f.task);
+      return { fetched: f };
+    } catch (e) {
+      const err = toApiError(e);
+      if (err.unauthorized) this.unauthorized = true;
+      return { error: tidy(err.message) };
     }
   }
 
