@@ -270,10 +270,10 @@ type Task struct {
 	// WantsWorktree is a helper on a host that asked for a worktree of its
 	// own: its host's runner makes it there, and Worktree says what it is
 	// once made.
-	WantsWorktree bool `json:"wantsWorktree,omitempty"`
-	Wake         Wake          `json:"wake"`
-	Notified     bool          `json:"notified"`
-	Paused       *Paused       `json:"paused"`
+	WantsWorktree bool    `json:"wantsWorktree,omitempty"`
+	Wake          Wake    `json:"wake"`
+	Notified      bool    `json:"notified"`
+	Paused        *Paused `json:"paused"`
 	// Estimate is what the part was guessed to cost to start, and Cap what
 	// its job (a delegate's helpers together) may spend, in USD.
 	Estimate float64 `json:"estimate,omitempty"`
