@@ -127,6 +127,7 @@ func newApp(ctx context.Context, home string, served bool) (*App, error) {
 	}
 	a.links = hostlink.New(hostlink.Config{Hosts: a.hosts, Chats: a.chats, Builds: hostlink.FindBuilds(version.Get().Version),
 		Version: version.Get().Version, SocketDir: sshControlDir(), Log: log})
+	a.chats.UseHosts(a.links)
 	a.tasks = taskrun.New(taskrun.Config{Store: st, Bus: a.bus, Logs: logs, Home: userHome, HomeMark: mark, Log: log,
 		Executors: map[string]taskrun.Executor{"shell": sh}, Conversations: chatTasks, Hosts: a.links})
 	if a.follow, err = chattask.NewFollower(a.chats, a.tasks); err != nil {

@@ -105,6 +105,9 @@ type Config struct {
 	// Log records what the person cannot act on (a recovered panic's
 	// stack); nil discards it.
 	Log *slog.Logger
+	// ClientIDs lets a new chat's request name its id (a host's runner,
+	// whose desktop gives its chats the ids they have there).
+	ClientIDs bool
 }
 
 // Manager owns every conversation's live state and runs their turns. Start
@@ -113,6 +116,11 @@ type Manager struct {
 	cfg Config
 	// extra are the hand-off tools and prompt (Offer); nil: none.
 	extra ToolSource
+	// hosts carry the person's chats on hosts to their twins (UseHosts);
+	// guarded by mu.
+	hosts HostChats
+	// idMu makes a given id's look and take one step (Create).
+	idMu sync.Mutex
 
 	mu sync.Mutex // guards the fields below
 	// entries holds the conversations someone is using (a turn, a call
@@ -237,8 +245,18 @@ func (m *Manager) Start(ctx context.Context) error {
 		return fmt.Errorf("start chats: %w", err)
 	}
 	for _, c := range cs {
-		if err := m.heal(c); err != nil {
-			return err
+		switch {
+		case onHost(c):
+			// Its turn went on there: follow it again.
+			if h, err := m.hostChats(c); err == nil {
+				h.Follow(c)
+			}
+		case c.Host != "":
+			// A task's chat on a host: its task follows it again.
+		default:
+			if err := m.heal(c); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -289,9 +307,13 @@ type CreateRequest struct {
 	// may spend JobCap together.
 	JobID  string  `json:"-"`
 	JobCap float64 `json:"-"`
-	// Host makes a task's chat whose turns run on a host: its provider is
-	// one there, and its folder ("~", "~/…" or absolute) is there.
-	Host string `json:"-"`
+	// Host makes a chat whose turns run on a host (SPEC §6): its provider
+	// is a coding-agent CLI there, and its folder ("~", "~/…" or
+	// absolute) is there.
+	Host string `json:"host,omitempty"`
+	// ID, on a host's runner only, is the id the chat has on the desktop
+	// that made it: the same chat on both sides (Config.ClientIDs).
+	ID string `json:"id,omitempty"`
 }
 
 // Create validates req and stores a new conversation. A chat may start
@@ -328,8 +350,17 @@ func (m *Manager) Create(req CreateRequest) (conversation.Conversation, error) {
 		origin.Kind = conversation.FromChat
 	}
 	now := m.cfg.Now().UTC()
+	if req.ID != "" {
+		// The id is looked for, then taken, in one step.
+		m.idMu.Lock()
+		defer m.idMu.Unlock()
+	}
+	id, err := m.idOf(req)
+	if err != nil {
+		return conversation.Conversation{}, err
+	}
 	c := conversation.Conversation{
-		ID: store.NewID(), Title: title, Origin: origin, Host: req.Host,
+		ID: id, Title: title, Origin: origin, Host: req.Host,
 		Provider: req.Provider, Model: req.Model, Mode: mode, Cwd: cwd, Limit: req.Limit, Tainted: req.Tainted,
 		JobID: req.JobID, JobCap: req.JobCap,
 		CreatedAt: now, UpdatedAt: now, Rev: 1,
@@ -343,6 +374,21 @@ func (m *Manager) Create(req CreateRequest) (conversation.Conversation, error) {
 	m.mu.Unlock()
 	m.publish(c)
 	return c.Clone(), nil
+}
+
+// idOf is a new chat's id: Conch's own, or on a runner the one the
+// desktop gave it (a uuid no chat here has).
+func (m *Manager) idOf(req CreateRequest) (string, error) {
+	if req.ID == "" {
+		return store.NewID(), nil
+	}
+	if u, err := uuid.Parse(req.ID); !m.cfg.ClientIDs || err != nil || u.String() != req.ID {
+		return "", fmt.Errorf("%w: a chat's id is Conch's to give (here, the id field is not taken)", ErrInvalid)
+	}
+	if _, err := m.cfg.Store.Conversation(req.ID); err == nil {
+		return "", fmt.Errorf("%w: a chat with id %s exists already", ErrConflict, req.ID)
+	}
+	return req.ID, nil
 }
 
 // folderOf is the folder a new chat works in: the request's, else the

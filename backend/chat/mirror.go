@@ -14,8 +14,9 @@ func errOnHost(c conversation.Conversation) error {
 }
 
 // Mirror brings home what chat id's twin on its host did: the messages it
-// has beyond this chat's newest, seq for seq; the question it waits on
-// (answered through the task, which asks it here); what it spent beyond
+// has beyond this chat's newest, seq for seq; whether it replies, and the
+// question it waits on (a task's chat's is answered through its task,
+// which asks it here); what it spent beyond
 // what this chat has, added here, to the chat above and to the month; and
 // its taint. It returns the seq of the newest message this chat now has.
 func (m *Manager) Mirror(id string, tw conversation.Twin) (uint64, error) {
@@ -44,7 +45,7 @@ func (m *Manager) Mirror(id string, tw conversation.Twin) (uint64, error) {
 		msgs = append(msgs, msg)
 	}
 	cost := max(tw.Spent-c.Spent, 0)
-	askMoved := askID(c.Ask) != askID(tw.Ask)
+	askMoved := askID(c.Ask) != askID(tw.Ask) || c.Running != tw.Running
 	var got conversation.Conversation
 	if len(msgs) > 0 || cost > 0 || askMoved {
 		if cost > 0 && m.cfg.Spending != nil {
@@ -55,6 +56,7 @@ func (m *Manager) Mirror(id string, tw conversation.Twin) (uint64, error) {
 		}
 		got, err = m.updateLocked(e, func(c *conversation.Conversation) error {
 			c.Spent += cost
+			c.Running = tw.Running
 			c.Ask = nil
 			if tw.Ask != nil {
 				q := *tw.Ask

@@ -50,6 +50,9 @@ func (m *Manager) Patch(id string, req PatchRequest) (conversation.Conversation,
 	if err := m.checkTaskPowers(id, req); err != nil {
 		return conversation.Conversation{}, err
 	}
+	if c := m.snapshot(e); c.Host != "" {
+		return m.patchThere(e, c, req)
+	}
 	e.mu.Lock()
 	var msgs []conversation.Message
 	if req.Tainted != nil && e.c.Tainted {
@@ -149,4 +152,39 @@ func (m *Manager) narrowTasks(parent conversation.Conversation) {
 		e.mu.Unlock()
 		release()
 	}
+}
+
+// patchThere changes a chat on a host: its title here; its mode and
+// limit there too, whose notices come back with its messages (none is
+// added here, where every message is the twin's).
+func (m *Manager) patchThere(e *entry, c conversation.Conversation, req PatchRequest) (conversation.Conversation, error) {
+	if err := checkHostPatch(c, req); err != nil {
+		return c, err
+	}
+	if req.Tainted != nil {
+		return c, fmt.Errorf("%w: the taint of a chat on %s is cleared there, in its twin (not yet from here)", ErrInvalid, c.Host)
+	}
+	next := c
+	if req.Mode != nil {
+		next.Mode = task.Mode(*req.Mode)
+	}
+	if req.Limit != nil {
+		next.Limit = *req.Limit
+	}
+	if onHost(c) && (next.Mode != c.Mode || next.Limit != c.Limit) {
+		h, err := m.hostChats(c)
+		if err != nil {
+			return c, err
+		}
+		if err := h.Patch(next); err != nil {
+			return c, err
+		}
+	}
+	return m.update(e, func(c *conversation.Conversation) error {
+		if req.Title != nil {
+			c.Title = strings.TrimSpace(*req.Title)
+		}
+		c.Mode, c.Limit = next.Mode, next.Limit
+		return nil
+	})
 }

@@ -26,6 +26,9 @@ func (m *Manager) Send(id, text string) (conversation.Message, error) {
 	if len(text) > maxText {
 		return conversation.Message{}, fmt.Errorf("%w: text is longer than %d bytes", ErrInvalid, maxText)
 	}
+	if c := m.snapshot(e); onHost(c) {
+		return m.sendThere(c, text)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.life.Open() {
@@ -84,6 +87,9 @@ func (m *Manager) StopTurn(id string) (conversation.Conversation, error) {
 		return conversation.Conversation{}, err
 	}
 	defer release()
+	if c := m.snapshot(e); onHost(c) {
+		return m.stopThere(c)
+	}
 	e.mu.Lock()
 	if e.cancel == nil {
 		c := e.c.Clone()
@@ -112,6 +118,9 @@ func (m *Manager) Answer(id, askID string, allow bool) (conversation.Conversatio
 	defer release()
 	if askID == "" {
 		return conversation.Conversation{}, fmt.Errorf("%w: askId is empty", ErrInvalid)
+	}
+	if c := m.snapshot(e); onHost(c) {
+		return m.answerThere(c, askID, allow)
 	}
 	e.mu.Lock()
 	if e.c.Host != "" {

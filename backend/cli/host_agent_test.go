@@ -233,3 +233,96 @@ func waitHostTask(t *testing.T, r *remoteServe, id, what string, ok func(task.Ta
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// A chat of the person's that works on a host: every turn runs there, on
+// the Claude Code CLI installed there, as the host's user; its question
+// is answered here, in the chat, and what it says comes back seq for seq.
+// A second message is a second turn there.
+func TestAChatWorksOnAHost(t *testing.T) {
+	s := sshd.Start(t, sshd.Options{})
+	installClaude(t, s, func(turn modelserver.Turn) modelserver.Reply {
+		switch {
+		case strings.Contains(turn.FirstUser(), "And again"):
+			return modelserver.Reply{Text: "Second answer, from the host."}
+		case len(turn.Results()) == 0:
+			return modelserver.Reply{Calls: []modelserver.Call{agentrig.Agents[0].Run("id -un > chat.txt")}}
+		}
+		return modelserver.Reply{Text: "Wrote chat.txt from the host chat."}
+	})
+	r := startRemoteServe(t, s)
+	c, err := client.Dial(r.home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	readyHost(t, c, s)
+	var conv conversation.Conversation
+	if err := c.Do(ctx, http.MethodPost, "/api/conversations", map[string]any{"host": "nope"}, nil); err == nil {
+		t.Fatal("a chat on a host nobody added was made")
+	}
+	if err := c.Do(ctx, http.MethodPost, "/api/conversations", map[string]any{"host": "box", "mode": "ask"}, &conv); err != nil {
+		t.Fatal(err)
+	}
+	if conv.Host != "box" || conv.Provider != "claude-code" || conv.Cwd != "~" {
+		t.Fatalf("the chat as made: host %q provider %q cwd %q", conv.Host, conv.Provider, conv.Cwd)
+	}
+	type page struct {
+		Conversation conversation.Conversation `json:"conversation"`
+		Messages     []conversation.Message    `json:"messages"`
+	}
+	read := func() page {
+		var p page
+		if err := c.Do(ctx, http.MethodGet, "/api/conversations/"+conv.ID, nil, &p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	waitChat := func(what string, ok func(page) bool) page {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			p := read()
+			if ok(p) {
+				return p
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the chat did not come to %s: running %v ask %+v, %d messages", what, p.Conversation.Running, p.Conversation.Ask, len(p.Messages))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if err := c.Do(ctx, http.MethodPost, "/api/conversations/"+conv.ID+"/messages", map[string]string{"text": "Write who you are to chat.txt"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	asked := waitChat("a question", func(p page) bool { return p.Conversation.Ask != nil })
+	if !strings.Contains(asked.Conversation.Ask.Detail, "id -un > chat.txt") || !asked.Conversation.Running {
+		t.Fatalf("the question: %+v (running %v)", asked.Conversation.Ask, asked.Conversation.Running)
+	}
+	if err := c.Do(ctx, http.MethodPost, "/api/conversations/"+conv.ID+"/asks/"+asked.Conversation.Ask.ID, map[string]bool{"allow": true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	said := func(p page) string {
+		var lines []string
+		for _, m := range p.Messages {
+			lines = append(lines, string(m.Kind)+": "+m.Text)
+		}
+		return strings.Join(lines, "\n")
+	}
+	done := waitChat("its reply", func(p page) bool {
+		return !p.Conversation.Running && strings.Contains(said(p), "assistant: Wrote chat.txt from the host chat.")
+	})
+	if b, err := os.ReadFile(filepath.Join(s.Home, "chat.txt")); err != nil || string(b) != s.User+"\n" {
+		t.Fatalf("chat.txt on the host: %q %v", b, err)
+	}
+	for i, m := range done.Messages {
+		if m.Seq != uint64(i+1) || m.ConversationID != conv.ID {
+			t.Fatalf("message %d here is seq %d of %q: the host's messages did not come seq for seq\n%s", i+1, m.Seq, m.ConversationID, said(done))
+		}
+	}
+	if err := c.Do(ctx, http.MethodPost, "/api/conversations/"+conv.ID+"/messages", map[string]string{"text": "And again"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitChat("its second reply", func(p page) bool {
+		return !p.Conversation.Running && strings.Contains(said(p), "assistant: Second answer, from the host.")
+	})
+}

@@ -192,8 +192,10 @@ type Twin struct {
 	// already (by seq) are left out, and a gap ends what is taken.
 	Messages []Message
 	// Spent is what the twin has spent in all; Tainted whether outside
-	// content reached it; Ask the question it waits on, if any.
+	// content reached it; Ask the question it waits on, if any; Running
+	// whether a turn runs there.
 	Spent   float64
 	Tainted bool
 	Ask     *ask.Question
+	Running bool
 }

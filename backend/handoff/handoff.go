@@ -249,6 +249,13 @@ func (s *Service) Background(ctx context.Context, req taskrun.CreateRequest) (ta
 	if err != nil {
 		return task.Task{}, err
 	}
+	if parent.Host != "" && o.Host == "" {
+		// A chat on a host sends its work there, in its folder.
+		o.Host = parent.Host
+		if o.Cwd == "" {
+			o.Cwd = parent.Cwd
+		}
+	}
 	if o.Sent() {
 		return task.Task{}, fmt.Errorf("%w: id, tainted and limit are Conch's to give a task sent to a host", ErrInvalid)
 	}

@@ -87,6 +87,9 @@ type Links struct {
 	mu    sync.Mutex
 	life  startstop.State
 	links map[string]*link
+	// chats are the person's chats on hosts being followed, each with
+	// the channel that wakes its follow.
+	chats map[string]chan struct{}
 }
 
 // link is one host's: its runner while it is reached, and the connection
@@ -112,7 +115,7 @@ func New(cfg Config) *Links {
 	if cfg.Retry == 0 {
 		cfg.Retry = time.Second
 	}
-	return &Links{cfg: cfg, links: map[string]*link{}}
+	return &Links{cfg: cfg, links: map[string]*link{}, chats: map[string]chan struct{}{}}
 }
 
 // Start lets runs reach hosts.

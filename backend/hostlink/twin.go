@@ -82,36 +82,48 @@ func (x *execution) twin(ctx context.Context, c *runner, twinID string) {
 	}
 	x.twinMu.Lock()
 	defer x.twinMu.Unlock()
-	if x.twinSeq == 0 {
-		if cur, err := x.l.cfg.Chats.Snapshot(here); err == nil {
-			x.twinSeq = cur.LastSeq
+	if _, err := x.l.bringHome(ctx, c, here, twinID, &x.twinSeq); err != nil {
+		x.l.cfg.Log.Warn("bring a host's chat home", "task", x.id, "host", x.host, "err", err)
+	}
+}
+
+// bringHome mirrors the chat twinID there into the chat here: its
+// messages after *seq (0: the newest the chat here has), its question,
+// whether it replies, its spend and taint. It returns the twin as it
+// stood, and leaves *seq at the newest message brought.
+func (l *Links) bringHome(ctx context.Context, c *runner, here, twinID string, seq *uint64) (conversation.Conversation, error) {
+	if *seq == 0 {
+		if cur, err := l.cfg.Chats.Snapshot(here); err == nil {
+			*seq = cur.LastSeq
 		}
 	}
 	path := "/api/conversations/" + url.PathEscape(twinID)
 	for {
 		var top twinPage
 		if err := c.Do(ctx, http.MethodGet, path+"?limit=1", nil, &top); err != nil {
-			return
+			return conversation.Conversation{}, err
 		}
-		tw := conversation.Twin{Spent: top.Conversation.Spent, Tainted: top.Conversation.Tainted, Ask: top.Conversation.Ask}
-		if last := top.Conversation.LastSeq; last > x.twinSeq {
-			upto := min(last, x.twinSeq+twinChunk)
+		tw := conversation.Twin{Spent: top.Conversation.Spent, Tainted: top.Conversation.Tainted, Ask: top.Conversation.Ask, Running: top.Conversation.Running}
+		if last := top.Conversation.LastSeq; last > *seq {
+			upto := min(last, *seq+twinChunk)
 			var page twinPage
-			q := "?before=" + strconv.FormatUint(upto+1, 10) + "&limit=" + strconv.FormatUint(upto-x.twinSeq, 10)
+			q := "?before=" + strconv.FormatUint(upto+1, 10) + "&limit=" + strconv.FormatUint(upto-*seq, 10)
 			if err := c.Do(ctx, http.MethodGet, path+q, nil, &page); err != nil {
-				return
+				return top.Conversation, err
 			}
 			tw.Messages = page.Messages
+			if upto < last {
+				tw.Running = true // more to come: not settled yet here
+			}
 		}
-		seq, err := x.l.cfg.Chats.Mirror(here, tw)
+		got, err := l.cfg.Chats.Mirror(here, tw)
 		if err != nil {
-			x.l.cfg.Log.Warn("bring a host's chat home", "task", x.id, "host", x.host, "err", err)
-			return
+			return top.Conversation, err
 		}
-		moved := seq > x.twinSeq
-		x.twinSeq = seq
-		if !moved || seq >= top.Conversation.LastSeq {
-			return
+		moved := got > *seq
+		*seq = got
+		if !moved || got >= top.Conversation.LastSeq {
+			return top.Conversation, nil
 		}
 	}
 }

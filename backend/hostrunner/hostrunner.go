@@ -209,7 +209,7 @@ func (r *runnerApp) makeChats(st *store.Bolt, userHome, mark string, log *slog.L
 		log.Warn("read the runner's providers", "err", err)
 	}
 	r.chats = chat.New(chat.Config{Store: st, Bus: r.bus, Providers: r.providers, Logs: output.New(filepath.Join(r.home, "chats")),
-		Home: userHome, HomeMark: mark, Log: log, Limit: chattask.Limits(st, log)})
+		Home: userHome, HomeMark: mark, Log: log, Limit: chattask.Limits(st, log), ClientIDs: true})
 	return nil
 }
 

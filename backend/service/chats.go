@@ -1,9 +1,12 @@
 package service
 
 import (
+	"fmt"
+	"strings"
+
 	"conch/backend/chat"
 	"conch/backend/conversation"
-	"fmt"
+	"conch/backend/taskrun"
 )
 
 // ConversationList is a page of the person's chats (GET
@@ -53,7 +56,39 @@ func (s *Service) CreateConversation(req chat.CreateRequest) (conversation.Conve
 	if err != nil {
 		return conversation.Conversation{}, err
 	}
+	if req.Host != "" {
+		if req.Provider, err = s.hostAgent(req.Host, req.Provider); err != nil {
+			return conversation.Conversation{}, err
+		}
+	}
 	return m.Create(req)
+}
+
+// hostAgent is the coding-agent CLI a chat on host works on: the one
+// named, found there at its last test; with none named, the only one
+// there.
+func (s *Service) hostAgent(host, named string) (string, error) {
+	if s.cfg.Links == nil {
+		return "", fmt.Errorf("%w: this Conch does not reach other computers", taskrun.ErrInvalid)
+	}
+	if err := s.cfg.Links.Check(host); err != nil {
+		return "", err
+	}
+	agents, err := s.cfg.Links.Agents(host)
+	if err != nil {
+		return "", err
+	}
+	var there []string
+	for _, a := range agents {
+		if named == a.ID || named == "" && len(agents) == 1 {
+			return a.ID, nil
+		}
+		there = append(there, fmt.Sprintf("%s (%s)", a.ID, a.Name()))
+	}
+	if len(there) == 0 {
+		return "", fmt.Errorf("%w: a chat on %s works on a coding-agent CLI installed there, and its last test found none (Settings → Hosts → Test)", taskrun.ErrInvalid, host)
+	}
+	return "", fmt.Errorf("%w: a chat on %s works on a coding-agent CLI installed there; name one of %s", taskrun.ErrInvalid, host, strings.Join(there, ", "))
 }
 
 // GetConversation returns a chat with up to limit messages before seq

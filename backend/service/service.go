@@ -17,6 +17,7 @@ import (
 	"conch/backend/chat"
 	"conch/backend/conversation"
 	"conch/backend/doctor"
+	"conch/backend/engine"
 	"conch/backend/errcode"
 	"conch/backend/handoff"
 	"conch/backend/host"
@@ -110,6 +111,10 @@ type FallbackChecker interface {
 // HostLinks reach the runners on hosts (*hostlink.Links).
 type HostLinks interface {
 	RemoveWorktree(ctx context.Context, host, id string, confirm bool) (task.Task, error)
+	// Check says why host takes no work (nil: it does), naming those that do.
+	Check(host string) error
+	// Agents are the coding-agent CLIs found on host at its last test.
+	Agents(host string) ([]engine.Engine, error)
 }
 
 // Config wires a Service. A part left nil (tests serve only what they

@@ -1,0 +1,207 @@
+package hostlink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"conch/backend/client"
+	"conch/backend/conversation"
+	"conch/backend/errcode"
+)
+
+// The person's chats on a host (SPEC §6) have a twin there, the runner's
+// chat of the same id, which runs every turn. Sending here makes the twin
+// when it is not there yet, posts the message to it and follows it until
+// its turn has ended, bringing home what it says, asks and spends
+// (chat.Manager.Mirror). Links implements chat.HostChats.
+
+// chatWait bounds a call to a twin (the follow of its turn has no bound).
+const chatWait = 30 * time.Second
+
+// chatPoll is how often a replying twin is read.
+const chatPoll = 200 * time.Millisecond
+
+// Send gives c's twin the person's text and follows the turn it starts.
+func (l *Links) Send(c conversation.Conversation, text string) (conversation.Message, error) {
+	ctx, cancel := context.WithTimeout(l.life.Context(), chatWait)
+	defer cancel()
+	r, err := l.chatClient(ctx, c)
+	if err != nil {
+		return conversation.Message{}, err
+	}
+	if err := l.ensureTwin(ctx, r, c); err != nil {
+		return conversation.Message{}, err
+	}
+	var msg conversation.Message
+	if err := r.Do(ctx, http.MethodPost, chatPath(c.ID)+"/messages", map[string]string{"text": text}, &msg); err != nil {
+		return conversation.Message{}, twinRefused(c, err)
+	}
+	l.Follow(c)
+	return msg, nil
+}
+
+// StopTurn stops the twin's turn.
+func (l *Links) StopTurn(c conversation.Conversation) error {
+	return l.chatCall(c, http.MethodPost, chatPath(c.ID)+"/stop", nil)
+}
+
+// Answer answers the twin's question askID.
+func (l *Links) Answer(c conversation.Conversation, askID string, allow bool) error {
+	return l.chatCall(c, http.MethodPost, chatPath(c.ID)+"/asks/"+url.PathEscape(askID), map[string]bool{"allow": allow})
+}
+
+// Patch gives the twin c's mode and limit; a twin not made yet takes them
+// when it is.
+func (l *Links) Patch(c conversation.Conversation) error {
+	ctx, cancel := context.WithTimeout(l.life.Context(), chatWait)
+	defer cancel()
+	r, err := l.chatClient(ctx, c)
+	if err != nil {
+		return err
+	}
+	err = r.Do(ctx, http.MethodPatch, chatPath(c.ID), map[string]any{"mode": c.Mode, "limit": c.Limit}, nil)
+	var apiErr *client.Error
+	if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
+		return nil
+	}
+	if err != nil {
+		return twinRefused(c, err)
+	}
+	return nil
+}
+
+// chatCall makes one call to c's twin and follows what it changed.
+func (l *Links) chatCall(c conversation.Conversation, method, path string, body any) error {
+	ctx, cancel := context.WithTimeout(l.life.Context(), chatWait)
+	defer cancel()
+	r, err := l.chatClient(ctx, c)
+	if err != nil {
+		return err
+	}
+	if err := r.Do(ctx, method, path, body, nil); err != nil {
+		return twinRefused(c, err)
+	}
+	l.Follow(c)
+	return nil
+}
+
+// chatClient reaches c's host's runner, saying why it could not.
+func (l *Links) chatClient(ctx context.Context, c conversation.Conversation) (*runner, error) {
+	r, err := l.client(ctx, c.Host)
+	if err != nil {
+		return nil, fmt.Errorf("this chat works on %s, which could not be reached: %s", c.Host, strings.TrimSuffix(errcode.Sentence(err), "."))
+	}
+	return r, nil
+}
+
+// ensureTwin makes c's twin on the runner unless it is there: the same
+// id, provider, model, mode, folder and limit.
+func (l *Links) ensureTwin(ctx context.Context, r *runner, c conversation.Conversation) error {
+	err := r.Do(ctx, http.MethodGet, chatPath(c.ID)+"?limit=1", nil, nil)
+	var apiErr *client.Error
+	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusNotFound {
+		return err
+	}
+	cwd := c.Cwd
+	if cwd == "~" || strings.HasPrefix(cwd, "~/") {
+		cwd = r.home + cwd[1:]
+	}
+	req := map[string]any{"id": c.ID, "title": c.Title, "provider": c.Provider, "model": c.Model, "mode": c.Mode, "cwd": cwd, "limit": c.Limit}
+	err = r.Do(ctx, http.MethodPost, "/api/conversations", req, nil)
+	if errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict {
+		return nil // made by a call whose answer was lost
+	}
+	if err != nil {
+		return twinRefused(c, err)
+	}
+	return nil
+}
+
+func chatPath(id string) string { return "/api/conversations/" + url.PathEscape(id) }
+
+// twinRefused is the host's refusal in its own words, with its kind (a
+// conflict stays one).
+func twinRefused(c conversation.Conversation, err error) error {
+	var apiErr *client.Error
+	if !errors.As(err, &apiErr) {
+		return fmt.Errorf("this chat works on %s, which could not be reached: %w", c.Host, err)
+	}
+	code := errcode.ErrInvalid
+	if apiErr.Status == http.StatusConflict {
+		code = errcode.ErrConflict
+	}
+	return fmt.Errorf("%s (on %s): %w", strings.TrimSuffix(apiErr.Message, "."), c.Host, code)
+}
+
+// Follow follows c's twin until its turn has ended and its question is
+// answered, bringing each change home; a follow of c already under way
+// is woken instead. A lost host is reached again until Conch stops.
+func (l *Links) Follow(c conversation.Conversation) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.life.Open() {
+		return
+	}
+	if wake, ok := l.chats[c.ID]; ok {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+		return
+	}
+	wake := make(chan struct{}, 1)
+	l.chats[c.ID] = wake
+	l.life.WG.Go(func() { l.followChat(c, wake) })
+}
+
+// followChat is Follow's loop.
+func (l *Links) followChat(c conversation.Conversation, wake chan struct{}) {
+	ctx := l.life.Context()
+	var seq uint64
+	for tries := 0; ctx.Err() == nil; {
+		wait := chatPoll
+		r, err := l.client(ctx, c.Host)
+		if err == nil {
+			var tw conversation.Conversation
+			if tw, err = l.bringHome(ctx, r, c.ID, c.ID, &seq); err == nil {
+				tries = 0
+				if !tw.Running && tw.Ask == nil && l.doneFollowing(c.ID, wake) {
+					return
+				}
+			} else if ctx.Err() == nil {
+				l.lost(c.Host, r, err)
+			}
+		}
+		if err != nil {
+			wait = l.backoff(tries)
+			tries++
+		}
+		select {
+		case <-time.After(wait):
+		case <-wake:
+		case <-ctx.Done():
+		}
+	}
+	l.mu.Lock()
+	delete(l.chats, c.ID)
+	l.mu.Unlock()
+}
+
+// doneFollowing ends a follow whose twin has settled, unless it was woken
+// meanwhile (a message sent as it ended).
+func (l *Links) doneFollowing(id string, wake chan struct{}) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	select {
+	case <-wake:
+		return false
+	default:
+	}
+	delete(l.chats, id)
+	return true
+}
