@@ -159,7 +159,7 @@ export async function hosts(ctx: Suite): Promise<void> {
     }
   });
 
-  await check('hosts: a chat sends a background task to Claude Code on a real host; it asks here, Allow on its card lets it write there as the host user, and its chat here says what it said there', async () => {
+  await check('hosts: a chat sends a background task to Claude Code on a real host; it asks here, Allow on its card lets it write there as the host user, and its chat here says what it said there; a new chat made on the host talks there', async () => {
     const h = await startSSHHost();
     if (h.skip) {
       console.log(`      (a real host was not started: ${h.skip})`);
@@ -219,6 +219,39 @@ export async function hosts(ctx: Suite): Promise<void> {
       await page.setViewportSize({ width: 1200, height: 820 });
       if (cut.length > 0) throw new Error(`at 900 px: ${cut.join(' | ')}`);
       await api(origin, ctx.token, 'DELETE', `/api/tasks/${t.id}`);
+
+      // A chat of the person's on the host: made here, every turn there.
+      await page.locator('nav button', { hasText: 'New chat' }).click();
+      await view.getByRole('heading', { name: 'New chat', level: 1 }).waitFor({ timeout: stepTimeout });
+      await view.getByLabel('Where').selectOption({ label: 'Agent box' });
+      await until('the provider to be the host’s CLI', async () => ((await view.getByLabel('Provider and model').locator('option:checked').textContent()) ?? '') === 'Claude Code on Agent box');
+      const folderBox = view.getByRole('textbox', { name: 'Folder' });
+      if ((await folderBox.getAttribute('placeholder')) !== 'Home folder on Agent box') throw new Error(`the folder says ${await folderBox.getAttribute('placeholder')}`);
+      await view.getByLabel('Mode', { exact: true }).selectOption('ask');
+      const msg = view.getByRole('textbox', { name: 'Message' });
+      await msg.fill('WRITE chat.txt');
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat-new-on-host');
+      await msg.press('Enter');
+      await until('the chat to be made', async () => (await page.evaluate(() => location.hash)).startsWith('#chat/'));
+      const ask = view.locator('[data-ask]');
+      await ask.getByRole('button', { name: 'Allow' }).waitFor({ timeout: 60_000 });
+      if (existsSync(join(h.home, 'chat.txt'))) throw new Error('chat.txt was written before it was allowed');
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat-on-host-asking');
+      await ask.getByRole('button', { name: 'Allow' }).click();
+      await view.locator('[data-kind="assistant"]', { hasText: 'Wrote chat.txt.' }).waitFor({ timeout: 60_000 });
+      const inChat = readFileSync(join(h.home, 'chat.txt'), 'utf8');
+      if (inChat !== 'written by claude\n') throw new Error(`chat.txt on the host says ${JSON.stringify(inChat)}`);
+      await until('its controls to say where it works', async () => ((await view.locator('[data-host-controls]').textContent()) ?? '').trim() === 'Claude Code on Agent box');
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat-on-host');
+      await page.setViewportSize({ width: 900, height: 700 });
+      await page.mouse.move(0, 0);
+      const cut2 = await layoutProblems(page);
+      await shoot(page, 'chat-on-host-900');
+      await page.setViewportSize({ width: 1200, height: 820 });
+      if (cut2.length > 0) throw new Error(`at 900 px: ${cut2.join(' | ')}`);
     } finally {
       agents.close();
       h.close();

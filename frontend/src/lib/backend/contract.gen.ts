@@ -1075,6 +1075,17 @@ export interface CreateConversationRequest {
   mode?: string;
   cwd?: string;
   limit?: number;
+  /**
+   * Host makes a chat whose turns run on a host (SPEC §6): its provider
+   * is a coding-agent CLI there, and its folder ("~", "~/…" or
+   * absolute) is there.
+   */
+  host?: string;
+  /**
+   * ID, on a host's runner only, is the id the chat has on the desktop
+   * that made it: the same chat on both sides (Config.ClientIDs).
+   */
+  id?: string;
 }
 
 /** PatchRequest changes a conversation; only the fields sent change. */

@@ -2,6 +2,7 @@
 // one of its models together, and the settings of a chat not made yet.
 
 import { Mode, type CreateConversationRequest, type Models } from '../backend/contract';
+import { folderProblem } from '../tasks/paths';
 
 /** The value of a picker option: the provider and the model in one string. */
 export function pickKey(provider: string, model: string): string {
@@ -22,10 +23,7 @@ export function modelsOf(p: { models: Models }): string[] {
 }
 
 /** What is wrong with a new chat's folder, in one sentence ('' when it is a full path or empty, the home folder). */
-export function folderProblem(cwd: string): string {
-  const c = cwd.trim();
-  return c === '' || /^(\/|[A-Za-z]:[\\/])/.test(c) ? '' : 'Use a full path starting with /, or leave it empty for your home folder.';
-}
+export { folderProblem } from '../tasks/paths';
 
 /** The settings of a new chat, until its first message creates it. */
 export class NewChat {
@@ -33,8 +31,11 @@ export class NewChat {
   model = $state('');
   mode: Mode = $state(Mode.Ask);
   cwd = $state('');
+  /** The host it works on ('' : this computer), and what the person calls it. */
+  host = $state('');
+  hostName = $state('');
   /** What is wrong with the folder ('' when nothing is). */
-  readonly problem: string = $derived.by(() => folderProblem(this.cwd));
+  readonly problem: string = $derived.by(() => folderProblem(this.cwd, this.host === '' ? '' : this.hostName || this.host));
 
   /** The request that makes the chat: only what was chosen, the server picks the rest. */
   request(): CreateConversationRequest {
@@ -44,6 +45,7 @@ export class NewChat {
       ...(this.provider !== '' ? { provider: this.provider } : {}),
       ...(this.model !== '' ? { model: this.model } : {}),
       ...(cwd !== '' ? { cwd } : {}),
+      ...(this.host !== '' ? { host: this.host } : {}),
     };
   }
 }
