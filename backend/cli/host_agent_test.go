@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -291,12 +293,44 @@ func TestAChatWorksOnAHost(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	if err := c.Do(ctx, http.MethodPost, "/api/conversations/"+conv.ID+"/messages", map[string]string{"text": "Write who you are to chat.txt"}, nil); err != nil {
-		t.Fatal(err)
+	// Two clients send at once: one message is taken, the other refused
+	// while the chat replies there.
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range errs {
+		wg.Go(func() {
+			errs[i] = c.Do(ctx, http.MethodPost, "/api/conversations/"+conv.ID+"/messages", map[string]string{"text": "Write who you are to chat.txt"}, nil)
+		})
+	}
+	wg.Wait()
+	taken := 0
+	for _, err := range errs {
+		var apiErr *client.Error
+		switch {
+		case err == nil:
+			taken++
+		case !errors.As(err, &apiErr) || apiErr.Status != http.StatusConflict:
+			t.Errorf("the second of two sends at once: %v, want a 409", err)
+		}
+	}
+	if taken != 1 {
+		t.Fatalf("%d of two sends at once were taken: %v", taken, errs)
 	}
 	asked := waitChat("a question", func(p page) bool { return p.Conversation.Ask != nil })
 	if !strings.Contains(asked.Conversation.Ask.Detail, "id -un > chat.txt") || !asked.Conversation.Running {
 		t.Fatalf("the question: %+v (running %v)", asked.Conversation.Ask, asked.Conversation.Running)
+	}
+	// Conch killed while the question waits: the turn waits on there; the
+	// next Conch follows it again, and the answer given there reaches it.
+	_ = r.srv.Cmd.Process.Signal(syscall.SIGKILL)
+	_ = r.srv.Cmd.Wait()
+	r.start(t)
+	if c, err = client.Dial(r.home); err != nil {
+		t.Fatal(err)
+	}
+	again := waitChat("the question again, after the restart", func(p page) bool { return p.Conversation.Ask != nil })
+	if again.Conversation.Ask.ID != asked.Conversation.Ask.ID {
+		t.Fatalf("after the restart the chat asks %+v, not the question it waited on", again.Conversation.Ask)
 	}
 	if err := c.Do(ctx, http.MethodPost, "/api/conversations/"+conv.ID+"/asks/"+asked.Conversation.Ask.ID, map[string]bool{"allow": true}, nil); err != nil {
 		t.Fatal(err)
