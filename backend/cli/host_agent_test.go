@@ -164,8 +164,17 @@ func TestAChatTaskRunsOnClaudeCodeOnAHost(t *testing.T) {
 	if apiErr := (*client.Error)(nil); !errors.As(err, &apiErr) || apiErr.Status != http.StatusBadRequest || !strings.Contains(apiErr.Message, "answer them on the task") {
 		t.Errorf("answering on the chat of a task on a host: %v", err)
 	}
-	if err := c.Do(ctx, http.MethodPost, "/api/tasks/"+tk.ID+"/answer", map[string]any{"askId": asked.Ask.ID, "allow": true}, nil); err != nil {
-		t.Fatal(err)
+	// Two clients answer at once: one answer is taken, the other is a 409.
+	var wg sync.WaitGroup
+	answers := make([]error, 2)
+	for i := range answers {
+		wg.Go(func() {
+			answers[i] = c.Do(ctx, http.MethodPost, "/api/tasks/"+tk.ID+"/answer", map[string]any{"askId": asked.Ask.ID, "allow": true}, nil)
+		})
+	}
+	wg.Wait()
+	if took := countTaken(t, answers); took != 1 {
+		t.Fatalf("%d of two answers at once were taken: %v", took, answers)
 	}
 	done := waitHostTask(t, r, tk.ID, "an end", func(tk task.Task) bool { return tk.Status.Finished() })
 	if done.Status != task.Done || done.Result == nil || done.Result.Text != "Wrote who.txt on the host." {
@@ -303,17 +312,7 @@ func TestAChatWorksOnAHost(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	taken := 0
-	for _, err := range errs {
-		var apiErr *client.Error
-		switch {
-		case err == nil:
-			taken++
-		case !errors.As(err, &apiErr) || apiErr.Status != http.StatusConflict:
-			t.Errorf("the second of two sends at once: %v, want a 409", err)
-		}
-	}
-	if taken != 1 {
+	if taken := countTaken(t, errs); taken != 1 {
 		t.Fatalf("%d of two sends at once were taken: %v", taken, errs)
 	}
 	asked := waitChat("a question", func(p page) bool { return p.Conversation.Ask != nil })
@@ -359,4 +358,20 @@ func TestAChatWorksOnAHost(t *testing.T) {
 	waitChat("its second reply", func(p page) bool {
 		return !p.Conversation.Running && strings.Contains(said(p), "assistant: Second answer, from the host.")
 	})
+}
+
+// countTaken counts the calls that were taken; every other must be a 409.
+func countTaken(t *testing.T, errs []error) int {
+	t.Helper()
+	taken := 0
+	for _, err := range errs {
+		var apiErr *client.Error
+		switch {
+		case err == nil:
+			taken++
+		case !errors.As(err, &apiErr) || apiErr.Status != http.StatusConflict:
+			t.Errorf("a call refused as %v, want a 409", err)
+		}
+	}
+	return taken
 }
