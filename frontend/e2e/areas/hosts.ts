@@ -5,7 +5,8 @@
 // and comes back while its command runs on.
 
 import { layoutProblems } from '../layout';
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stepTimeout, temp } from '../shared/env';
 import { api, send, shoot, until, visit, waitStatus } from '../shared/page';
@@ -252,6 +253,41 @@ export async function hosts(ctx: Suite): Promise<void> {
       await shoot(page, 'chat-on-host-900');
       await page.setViewportSize({ width: 1200, height: 820 });
       if (cut2.length > 0) throw new Error(`at 900 px: ${cut2.join(' | ')}`);
+
+      // A delegate's part on the host, in a worktree of ~/repo there, and
+      // its branch fetched into the clone here.
+      await h.repo();
+      const trust = join(temp('conch-e2e-gitcfg-'), 'gitconfig');
+      writeFileSync(trust, '[safe]\n\tdirectory = *\n');
+      const git = (args: string[]) => execFileSync('git', args, { env: { ...process.env, GIT_CONFIG_GLOBAL: trust }, encoding: 'utf8' }).trim();
+      const clone = join(temp('conch-e2e-clone-'), 'repo');
+      git(['clone', '-q', join(h.home, 'repo'), clone]);
+      const head = git(['-C', clone, 'rev-parse', 'HEAD']);
+      const model = await api(origin, ctx.token, 'PUT', '/api/providers/e2e-box-model', { name: 'Box model', kind: 'openai', baseUrl: ctx.model.url, model: 'test-model' });
+      if (model.status !== 200) throw new Error(`connecting the model answered ${model.status}: ${JSON.stringify(model.json)}`);
+      const split = await api(origin, ctx.token, 'POST', '/api/conversations', { title: 'Split onto the box', provider: model.json.id, model: 'test-model', mode: 'auto', cwd: clone });
+      await page.goto(`${origin}/#chat/${encodeURIComponent(split.json.id)}`);
+      const splitBox = view.getByRole('textbox', { name: 'Message' });
+      await splitBox.fill('split onto the agent box');
+      await splitBox.press('Enter');
+      const helper = view.locator('[data-task-card]', { hasText: 'On the box' });
+      await until('the helper on the box to be done', async () => (await helper.getAttribute('data-status', { timeout: 1000 })) === 'done', 90_000);
+      await view.locator('[data-kind="assistant"]', { hasText: 'The helper on the agent box is back.' }).waitFor({ timeout: stepTimeout });
+      const details = helper.getByRole('button', { name: 'Show details' });
+      if ((await details.count()) > 0) await details.click();
+      const fetchButton = helper.getByRole('button', { name: 'Fetch to this computer' });
+      await fetchButton.waitFor({ timeout: stepTimeout });
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat-helper-on-host');
+      await fetchButton.click();
+      const fetchedLine = helper.locator('[data-fetched]');
+      await until('the card to say what was fetched', async () => /^Fetched into .+repo \(0 commits\); nothing was merged\.$/.test(((await fetchedLine.textContent({ timeout: 500 })) ?? '').trim()));
+      const ht = (await api(origin, ctx.token, 'GET', `/api/tasks?conversation=${split.json.id}`)).json.tasks[0];
+      if (git(['-C', clone, 'rev-parse', '--verify', '-q', `refs/heads/${ht.worktree.branch}`]) === '') throw new Error('the branch is not in the clone here');
+      if (git(['-C', clone, 'rev-parse', 'HEAD']) !== head) throw new Error('the clone here moved: something was merged');
+      if (!existsSync(join(ht.worktree.path, 'box.txt'))) throw new Error(`box.txt is not in the worktree on the host (${ht.worktree.path})`);
+      await page.mouse.move(0, 0);
+      await shoot(page, 'chat-helper-on-host-fetched');
     } finally {
       agents.close();
       h.close();

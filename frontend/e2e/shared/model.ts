@@ -24,7 +24,9 @@ export interface ModelServer {
  * the bug" (commits src/app.ts) and "Write the tests" (leaves src/app.ts
  * and src/app.test.ts uncommitted), both in worktrees, so their cards and
  * the merged result name the overlap. "across the agents" delegates three parts,
- * one each to Claude Code, Codex and Gemini CLI.
+ * one each to Claude Code, Codex and Gemini CLI. "split onto the agent box"
+ * delegates one part to Claude Code on the host agent-box, in a worktree of
+ * ~/repo there.
  */
 export function startModelServer(): Promise<ModelServer> {
   const requests: any[] = [];
@@ -58,6 +60,7 @@ export function startModelServer(): Promise<ModelServer> {
     const keeping = /keep a worktree/i.test(userText);
     const overlapping = /two helpers on one file/i.test(userText);
     const acrossAgents = /across the agents/i.test(userText);
+    const ontoBox = /split onto the agent box/i.test(userText);
     const tabling = /as a table/i.test(userText);
     const system = msgs.filter((m) => m.role === 'system').map((m) => String(m.content ?? '')).join('\n');
     // A task's own chat (a background task or a helper): it reads the notes,
@@ -141,6 +144,14 @@ export function startModelServer(): Promise<ModelServer> {
         await sleep(part > 0 ? 600 : 1200);
         const what = part > 0 ? `Part ${part} is done: the notes have one line.` : 'The notes say **hello from e2e**.';
         await callTool('report_result', { summary: `${what}\n\n- read \`notes.txt\`\n- changed nothing` });
+      }
+    } else if (ontoBox) {
+      if (!toolDone) {
+        await callTool('delegate', {
+          parts: [{ title: 'On the box', instructions: 'WRITE box.txt', host: 'agent-box', provider: 'claude-code', cwd: '~/repo', worktree: true }],
+        });
+      } else {
+        await say('The helper on the agent box is back.');
       }
     } else if (acrossAgents) {
       if (!toolDone) {

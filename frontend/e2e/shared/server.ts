@@ -116,6 +116,8 @@ export interface SSHHost {
   up: () => Promise<void>;
   /** Installs the real Claude Code CLI in the host user's ~/.local/bin, run with env (startAgentServers's). */
   claude: (env: Record<string, string>) => Promise<void>;
+  /** Makes ~/repo on the host, as its user: a git repository of one commit. */
+  repo: () => Promise<void>;
   close: () => void;
 }
 
@@ -156,7 +158,7 @@ export function startSSHHost(): Promise<SSHHost> {
     child.on('exit', (code) => reject(new Error(`sshhost exited (${code}) before saying where its host is`)));
     void next().then((first) => {
       if (first.error) reject(new Error(`sshhost: ${first.error}`));
-      else resolvePromise({ ...first, down: () => say('down'), up: () => say('up'), claude: (env) => say(`claude ${JSON.stringify(env)}`), close });
+      else resolvePromise({ ...first, down: () => say('down'), up: () => say('up'), claude: (env) => say(`claude ${JSON.stringify(env)}`), repo: () => say('repo'), close });
     });
   });
 }

@@ -12,7 +12,8 @@
 // connections end; what the user's sessions started runs on), "up" brings
 // it back, and "claude {JSON env}" installs the real Claude Code CLI (the
 // pinned one, agentbin) in the user's ~/.local/bin, run with env (its
-// model server's address and key, as agentservers prints them). When stdin closes, or it is signalled, the host goes: sshd,
+// model server's address and key, as agentservers prints them), and
+// "repo" makes ~/repo there, a git repository of one commit. When stdin closes, or it is signalled, the host goes: sshd,
 // the user's processes, the user and its home.
 package main
 
@@ -110,6 +111,8 @@ func run(t *tb) (code int) {
 				if err := installClaude(s, rest); err != nil {
 					said["error"] = err.Error()
 				}
+			case "repo":
+				s.As(`git init -q -b main repo && cd repo && echo "on the host" > README && git add README && git -c user.name=Host -c user.email=host@example.com commit -qm first`)
 			}
 			_ = out.Encode(said)
 		}
