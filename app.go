@@ -125,7 +125,7 @@ func newApp(ctx context.Context, home string, served bool) (*App, error) {
 		_ = st.Close()
 		return nil, err
 	}
-	a.links = hostlink.New(hostlink.Config{Hosts: a.hosts, Chats: a.chats, Builds: hostlink.FindBuilds(version.Get().Version),
+	a.links = hostlink.New(hostlink.Config{Hosts: a.hosts, Chats: a.chats, Providers: providers, Builds: hostlink.FindBuilds(version.Get().Version),
 		Version: version.Get().Version, SocketDir: sshControlDir(), Log: log})
 	a.chats.UseHosts(a.links)
 	a.tasks = taskrun.New(taskrun.Config{Store: st, Bus: a.bus, Logs: logs, Home: userHome, HomeMark: mark, Log: log,

@@ -4,6 +4,7 @@ package cli_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"conch/backend/task"
 	"conch/backend/testrig/agentrig"
 	"conch/backend/testrig/modelserver"
+	"conch/backend/testrig/modelserver/chatcompletions"
 	"conch/backend/testrig/sshd"
 )
 
@@ -374,4 +376,96 @@ func countTaken(t *testing.T, errs []error) int {
 		}
 	}
 	return taken
+}
+
+// An API-model provider connected here carries a chat's task to a host
+// only with the person's OK for that host: without it the task is refused
+// saying where to give it; with it the task runs on the runner there, the
+// provider's key lent with it, in memory only (no file of the runner's
+// holds it). Its command asks here and runs there as the host's user.
+func TestAnAPIModelWorksOnAHostWithYourOK(t *testing.T) {
+	const secret = "sk-lent-only-in-memory"
+	s := sshd.Start(t, sshd.Options{})
+	model := chatcompletions.New(t, func(turn modelserver.Turn) modelserver.Reply {
+		if len(turn.Results()) == 0 {
+			return modelserver.Reply{Calls: []modelserver.Call{{ID: "call_r", Name: "run_command", Args: json.RawMessage(`{"command":"id -un > api.txt"}`)}}}
+		}
+		return modelserver.Reply{Text: "Wrote api.txt on the host."}
+	}, chatcompletions.Models("test-model"))
+	r := startRemoteServe(t, s)
+	c, err := client.Dial(r.home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tr := readyHost(t, c, s)
+	if err := c.Do(ctx, http.MethodPut, "/api/providers/scripted", map[string]any{"kind": "openai", "name": "Scripted", "baseUrl": model.BaseURL(), "model": "test-model", "apiKey": secret}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var parent conversation.Conversation
+	if err := c.Do(ctx, http.MethodPost, "/api/conversations", map[string]any{"provider": "scripted", "model": "test-model", "mode": "ask", "cwd": t.TempDir()}, &parent); err != nil {
+		t.Fatal(err)
+	}
+	send := func() (task.Task, error) {
+		var tk task.Task
+		err := c.Do(ctx, http.MethodPost, "/api/tasks", map[string]any{"text": "Write who you are to api.txt", "conversationId": parent.ID, "options": map[string]any{"host": "box", "provider": "scripted"}}, &tk)
+		return tk, err
+	}
+	var apiErr *client.Error
+	if _, err := send(); !errors.As(err, &apiErr) || apiErr.Status != http.StatusBadRequest || !strings.Contains(apiErr.Message, "only with your OK") {
+		t.Fatalf("an API model on a host without the OK: %v", err)
+	}
+	for _, bad := range [][]string{{"shell"}, {"nope"}, {"scripted", "scripted"}} {
+		err := c.Do(ctx, http.MethodPut, "/api/hosts/box", map[string]any{"target": s.Alias, "models": bad, "rev": tr.Host.Rev}, nil)
+		if !errors.As(err, &apiErr) || apiErr.Status != http.StatusBadRequest {
+			t.Errorf("allowing %v: %v, want a 400", bad, err)
+		}
+	}
+	if err := c.Do(ctx, http.MethodPut, "/api/hosts/box", map[string]any{"target": s.Alias, "models": []string{"scripted"}, "rev": tr.Host.Rev}, nil); err != nil {
+		t.Fatal(err)
+	}
+	tk, err := send()
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := waitHostTask(t, r, tk.ID, "a question", func(tk task.Task) bool { return tk.Status == task.NeedsYou && tk.Ask != nil })
+	if !strings.Contains(asked.Ask.Detail, "id -un > api.txt") {
+		t.Errorf("the question here: %+v", asked.Ask)
+	}
+	if err := c.Do(ctx, http.MethodPost, "/api/tasks/"+tk.ID+"/answer", map[string]any{"askId": asked.Ask.ID, "allow": true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	done := waitHostTask(t, r, tk.ID, "an end", func(tk task.Task) bool { return tk.Status.Finished() })
+	if done.Status != task.Done || done.Result == nil || done.Result.Text != "Wrote api.txt on the host." {
+		t.Fatalf("it ended %s (%s), result %+v", done.Status, done.Error, done.Result)
+	}
+	if b, err := os.ReadFile(filepath.Join(s.Home, "api.txt")); err != nil || string(b) != s.User+"\n" {
+		t.Fatalf("api.txt on the host: %q %v", b, err)
+	}
+	keyed := 0
+	for _, req := range model.Requests() {
+		if req.Path == "/v1/chat/completions" {
+			if req.Header.Get("Authorization") != "Bearer "+secret {
+				t.Errorf("a model request from the host carried %q", req.Header.Get("Authorization"))
+			}
+			keyed++
+		}
+	}
+	if keyed < 2 {
+		t.Fatalf("the model had %d requests, want the task's two", keyed)
+	}
+	// No file of the runner's holds the key.
+	root := filepath.Join(s.Home, ".conch-remote")
+	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), secret) {
+			t.Errorf("%s holds the key", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -49,6 +49,15 @@ type Config struct {
 	Routines Scheduler
 	// Hosts take chats' tasks to other computers (nil: none).
 	Hosts Hosts
+	// Lender, on a host's runner, keeps the API-model providers a
+	// desktop lends with the tasks it sends (*registry.Registry).
+	Lender Lender
+}
+
+// Lender keeps lent providers for the tasks they were lent for.
+type Lender interface {
+	Lend(owner string, rec store.ProviderConfig, key string) error
+	Unlend(owner string)
 }
 
 // Scheduler makes routines from a chat (*routine.Service).
@@ -268,7 +277,7 @@ func (s *Service) Background(ctx context.Context, req taskrun.CreateRequest) (ta
 	}
 	var sp spec
 	if o.Host != "" {
-		err = s.onHost(parent, o, &sp)
+		err = s.onHost(ctx, parent, o, &sp)
 	} else if sp, err = s.specFor(ctx, parent, o.Provider, o.Model, true); err != nil {
 		err = fmt.Errorf("%w: %v", ErrInvalid, err)
 	}

@@ -20,10 +20,11 @@ import (
 // (SPEC §6): under the id it has there, in a chat of its own with no chat
 // above it here. The task that sent it stands where a parent chat would:
 // its mode, folder, taint and spend limit, never more; a helper's
-// worktree is made here, in the repository holding its folder. Only the coding-
-// agent CLIs found on this computer take such work; a request naming an
-// id this runner has already is refused (409), so a request sent twice
-// starts one task.
+// worktree is made here, in the repository holding its folder. The
+// coding-agent CLIs found on this computer take such work, and an API
+// model lent with it (Lend: kept in memory for that task only); a request
+// naming an id this runner has already is refused (409), so a request
+// sent twice starts one task.
 func (s *Service) StartSent(ctx context.Context, req taskrun.CreateRequest) (task.Task, error) {
 	o := req.Options
 	if err := sentFits(req); err != nil {
@@ -33,25 +34,64 @@ func (s *Service) StartSent(ctx context.Context, req taskrun.CreateRequest) (tas
 	if err != nil {
 		return task.Task{}, err
 	}
-	e, err := engine.Pick(s.cfg.Engines.All(ctx), o.Provider, "", true)
-	if err != nil {
-		return task.Task{}, fmt.Errorf("%w: %v", ErrInvalid, err)
-	}
-	if e.Info.Category != provider.CodingAgent {
-		return task.Task{}, fmt.Errorf("%w: only the coding-agent CLIs run chat tasks on a host, not %s", ErrInvalid, e.Name())
-	}
-	model := o.Model
-	if model == "" {
-		model = e.Info.Models.Default
-	}
 	// One at a time: the id is looked for, then taken.
 	s.sent.Lock()
 	defer s.sent.Unlock()
 	if _, err := s.cfg.Tasks.Get(o.ID); !errors.Is(err, taskrun.ErrNotFound) {
 		if err == nil {
+			// A task there is sent again only to run again (retry, resume):
+			// its provider, let go of when it ended, is lent again.
+			if o.Lend != nil {
+				if lerr := s.lend(o); lerr != nil {
+					return task.Task{}, lerr
+				}
+			}
 			err = fmt.Errorf("%w: a task with id %s exists already", taskrun.ErrConflict, o.ID)
 		}
 		return task.Task{}, err
+	}
+	if o.Lend != nil {
+		if err := s.lend(o); err != nil {
+			return task.Task{}, err
+		}
+	}
+	t, err := s.startSent(ctx, req, retries)
+	if err != nil && o.Lend != nil {
+		s.cfg.Lender.Unlend(o.ID)
+	}
+	return t, err
+}
+
+// lend takes the provider a sent task was lent, for that task.
+func (s *Service) lend(o taskrun.Options) error {
+	if s.cfg.Lender == nil {
+		return fmt.Errorf("%w: this Conch takes no lent providers", ErrInvalid)
+	}
+	if o.Lend.Provider.ID != o.Provider {
+		return fmt.Errorf("%w: the provider lent (%q) is not the task's (%q)", ErrInvalid, o.Lend.Provider.ID, o.Provider)
+	}
+	if err := s.cfg.Lender.Lend(o.ID, o.Lend.Provider, o.Lend.Key); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	return nil
+}
+
+// startSent makes the chat and the task of a sent request, its id free.
+func (s *Service) startSent(ctx context.Context, req taskrun.CreateRequest, retries int) (task.Task, error) {
+	o := req.Options
+	e, err := engine.Pick(s.cfg.Engines.All(ctx), o.Provider, "", true)
+	if err != nil {
+		return task.Task{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	switch c := e.Info.Category; {
+	case c == provider.CodingAgent:
+	case o.Lend != nil && (c == provider.ChatOnly || c == provider.LocalModel):
+	default:
+		return task.Task{}, fmt.Errorf("%w: only the coding-agent CLIs here, and API models lent with the task, run chat tasks sent to a host, not %s", ErrInvalid, e.Name())
+	}
+	model := o.Model
+	if model == "" {
+		model = e.Info.Models.Default
 	}
 	above := conversation.Conversation{Provider: e.ID, Model: model, Mode: task.Mode(o.Mode), Cwd: filepath.Clean(o.Cwd),
 		Tainted: o.Tainted, Limit: o.Limit}

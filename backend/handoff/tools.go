@@ -249,7 +249,7 @@ func (s *Service) partEngine(ctx context.Context, engines []engine.Engine, paren
 	}
 	if p.Host != "" {
 		var sp spec
-		if err := s.onHost(parent, taskrun.Options{Provider: p.Provider, Model: p.Model, Host: p.Host, Cwd: p.Cwd}, &sp); err != nil {
+		if err := s.onHost(ctx, parent, taskrun.Options{Provider: p.Provider, Model: p.Model, Host: p.Host, Cwd: p.Cwd}, &sp); err != nil {
 			return spec{}, err
 		}
 		if !reached[p.Host] {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"sync"
 	"time"
 
@@ -137,7 +138,11 @@ type PutRequest struct {
 	Name   string       `json:"name,omitempty"`
 	Target string       `json:"target"`
 	Limits *pref.Limits `json:"limits,omitempty"`
-	Rev    *int64       `json:"rev,omitempty"`
+	// Models, when sent, are the API-model providers allowed to carry
+	// tasks there (the person's OK, per host); the caller checks they are
+	// connected.
+	Models *[]string `json:"models,omitempty"`
+	Rev    *int64    `json:"rev,omitempty"`
 }
 
 var hostID = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
@@ -215,6 +220,11 @@ func (s *Service) Put(id string, req PutRequest) (h store.Host, created bool, er
 			return store.Host{}, false, err
 		}
 	}
+	if req.Models != nil {
+		if err := checkModels(*req.Models); err != nil {
+			return store.Host{}, false, err
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.life.Open() {
@@ -240,14 +250,21 @@ func (s *Service) Put(id string, req PutRequest) (h store.Host, created bool, er
 		if next.Target != t.String() {
 			// Another computer: what was found on the old one says
 			// nothing of it.
-			next = store.Host{ID: id, Limits: cur.Limits, CreatedAt: cur.CreatedAt, Rev: cur.Rev, Status: store.HostNew, Providers: []store.HostProvider{}}
+			// Nor does the OK given for it.
+			next = store.Host{ID: id, Limits: cur.Limits, CreatedAt: cur.CreatedAt, Rev: cur.Rev, Status: store.HostNew, Providers: []store.HostProvider{}, Models: []string{}}
 		}
 	} else {
-		next = store.Host{ID: id, Status: store.HostNew, Limits: DefaultLimits, Providers: []store.HostProvider{}, CreatedAt: s.cfg.Now().UTC()}
+		next = store.Host{ID: id, Status: store.HostNew, Limits: DefaultLimits, Providers: []store.HostProvider{}, Models: []string{}, CreatedAt: s.cfg.Now().UTC()}
 	}
 	next.Name, next.Target = req.Name, t.String()
 	if req.Limits != nil {
 		next.Limits = *req.Limits
+	}
+	if req.Models != nil {
+		next.Models = slices.Clone(*req.Models)
+	}
+	if next.Models == nil {
+		next.Models = []string{}
 	}
 	h, err = s.put(next)
 	if err != nil {
@@ -280,6 +297,21 @@ func (s *Service) Delete(id string) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		s.cfg.SSH.Close(ctx, t)
+	}
+	return nil
+}
+
+// checkModels checks the OK list of a host: provider ids, each once.
+func checkModels(ids []string) error {
+	if len(ids) > 32 {
+		return fmt.Errorf("%w: at most 32 providers may be allowed on a host", ErrInvalid)
+	}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if id == "" || len(id) > 64 || !printable(id) || seen[id] {
+			return fmt.Errorf("%w: models names each provider once, by its id", ErrInvalid)
+		}
+		seen[id] = true
 	}
 	return nil
 }

@@ -210,20 +210,7 @@ func (x *execution) place(ctx context.Context, c *runner) error {
 	switch {
 	case errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound:
 		x.placed = true // from here it may be there, whatever the answer
-		t := x.run.Task
-		cwd := t.Cwd
-		if cwd == "~" || strings.HasPrefix(cwd, "~/") {
-			cwd = c.home + cwd[1:]
-		}
-		req := taskrun.CreateRequest{Text: t.Text, Title: t.Title, Options: taskrun.Options{
-			ID: t.ID, Provider: t.Provider, Model: t.Model, Mode: string(t.Mode), Cwd: cwd,
-			Check: t.Check, CheckRetries: &t.CheckRetries, Tainted: x.sent.Tainted, Limit: x.sent.Limit,
-			Kind: x.sent.Kind, Worktree: x.sent.Worktree,
-		}}
-		if t.Check == "" {
-			req.Options.CheckRetries = nil
-		}
-		err = c.Do(ctx, http.MethodPost, "/api/tasks", req, nil)
+		err = c.Do(ctx, http.MethodPost, "/api/tasks", x.request(c), nil)
 		if errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict {
 			return nil // made by an answer this run never read
 		}
@@ -236,6 +223,14 @@ func (x *execution) place(ctx context.Context, c *runner) error {
 		return nil
 	}
 	x.placed = true
+	if x.sent.Lend != nil {
+		// Its provider was let go of when it ended there: the request that
+		// made it lends it again (and is refused, the task being there).
+		err = c.Do(ctx, http.MethodPost, "/api/tasks", x.request(c), nil)
+		if err != nil && !(errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict) {
+			return err
+		}
+	}
 	again := "retry"
 	if x.run.Task.Resume != nil && there.Resumable() == "" {
 		again = "resume"
@@ -245,6 +240,25 @@ func (x *execution) place(ctx context.Context, c *runner) error {
 		return nil // queued again by an answer this run never read
 	}
 	return err
+}
+
+// request is what makes the task on the runner: its id, its work and its
+// powers, a folder under ~ written as the home there.
+func (x *execution) request(c *runner) taskrun.CreateRequest {
+	t := x.run.Task
+	cwd := t.Cwd
+	if cwd == "~" || strings.HasPrefix(cwd, "~/") {
+		cwd = c.home + cwd[1:]
+	}
+	req := taskrun.CreateRequest{Text: t.Text, Title: t.Title, Options: taskrun.Options{
+		ID: t.ID, Provider: t.Provider, Model: t.Model, Mode: string(t.Mode), Cwd: cwd,
+		Check: t.Check, CheckRetries: &t.CheckRetries, Tainted: x.sent.Tainted, Limit: x.sent.Limit,
+		Kind: x.sent.Kind, Worktree: x.sent.Worktree, Lend: x.sent.Lend,
+	}}
+	if t.Check == "" {
+		req.Options.CheckRetries = nil
+	}
+	return req
 }
 
 // stream carries the host's output into the log here as it is written

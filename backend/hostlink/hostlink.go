@@ -57,12 +57,20 @@ type Chats interface {
 	Mirror(id string, tw conversation.Twin) (uint64, error)
 }
 
+// Lendable gives an API-model provider's record and key, to lend a host's
+// runner for a task the person allowed there (*registry.Registry).
+type Lendable interface {
+	Lendable(id string) (store.ProviderConfig, string, error)
+}
+
 // Config wires Links.
 type Config struct {
 	Hosts Hosts
 	// Chats keep the chats of the chat tasks sent to hosts (nil: only
 	// commands are sent).
 	Chats Chats
+	// Providers lend API-model providers to hosts (nil: none are).
+	Providers Lendable
 	// Builds finds the runner's static build for a host's arch ("amd64",
 	// "arm64"): its path, and its SHA-256 in hex.
 	Builds func(arch string) (path, sum string, err error)
@@ -341,4 +349,14 @@ func (l *Links) RemoveWorktree(ctx context.Context, hostID, id string, confirm b
 		return task.Task{}, fmt.Errorf("%s answered: %s", hostID, apiErr.Message)
 	}
 	return there, err
+}
+
+// Allowed are the API-model providers the person allowed to carry tasks
+// to host.
+func (l *Links) Allowed(id string) ([]string, error) {
+	h, err := l.cfg.Hosts.Get(id)
+	if err != nil {
+		return nil, err
+	}
+	return h.Models, nil
 }

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 
 	"conch/backend/budget"
 	"conch/backend/conversation"
+	"conch/backend/host"
 	"conch/backend/taskrun"
 )
 
@@ -46,6 +48,9 @@ func (x *execution) chatPowers(o *taskrun.Options) error {
 		return err
 	}
 	o.Tainted, o.Kind, o.Worktree = c.Tainted, t.Kind, t.WantsWorktree
+	if err := x.lendOf(o); err != nil {
+		return err
+	}
 	left, limited := leftOf(c)
 	if c.Origin.ParentID != "" {
 		if p, err := x.l.cfg.Chats.Snapshot(c.Origin.ParentID); err == nil {
@@ -126,4 +131,30 @@ func (l *Links) bringHome(ctx context.Context, c *runner, here, twinID string, s
 			return top.Conversation, nil
 		}
 	}
+}
+
+// lendOf lends the task's provider with it when that is not a CLI of the
+// host's own: an API model the person allowed there, whose record and key
+// go to the runner (in memory there, for this task's run). One no longer
+// allowed there sends nothing.
+func (x *execution) lendOf(o *taskrun.Options) error {
+	t := x.run.Task
+	h, err := x.l.cfg.Hosts.Get(t.Host)
+	if err != nil {
+		return err
+	}
+	for _, p := range h.Providers {
+		if kind, _ := host.Agent(p.ID); kind == t.Provider {
+			return nil
+		}
+	}
+	if !slices.Contains(h.Models, t.Provider) || x.l.cfg.Providers == nil {
+		return fmt.Errorf("%s is not a coding-agent CLI on %s, and is not allowed to work there (Settings → Hosts → %s → Change)", t.Provider, h.Name, h.Name)
+	}
+	rec, key, err := x.l.cfg.Providers.Lendable(t.Provider)
+	if err != nil {
+		return err
+	}
+	o.Lend = &taskrun.Lent{Provider: rec, Key: key}
+	return nil
 }

@@ -166,7 +166,8 @@ func newRunnerApp(home, sock string, stderr io.Writer) (*runnerApp, error) {
 		return nil, err
 	}
 	r.sent = handoff.New(handoff.Config{Chats: r.chats, Tasks: r.tasks, Follow: r.follow, Engines: engine.Lookup{Providers: r.providers},
-		Worktrees: filepath.Join(home, "worktrees"), Preferences: st.PreferencesOrDefaults})
+		Worktrees: filepath.Join(home, "worktrees"), Preferences: st.PreferencesOrDefaults, Lender: r.providers})
+	lent := &returner{bus: r.bus, reg: r.providers, tasks: r.tasks}
 	svc := service.New(service.Config{Tasks: r.tasks, Logs: logs, Prefs: st, UserHome: userHome,
 		Chats: r.chats, Handoff: r.sent, Runner: true,
 		Health: service.Health{StorePath: dbPath, Shell: sh.Ready, Served: true},
@@ -188,6 +189,7 @@ func newRunnerApp(home, sock string, stderr io.Writer) (*runnerApp, error) {
 		startstop.Part{Name: "task runner", Service: r.tasks},
 		startstop.Part{Name: "follower", Service: r.follow},
 		startstop.Part{Name: "hand-off", Service: r.sent},
+		startstop.Part{Name: "lent providers", Service: lent},
 		startstop.Part{Name: "socket", Service: r.gw},
 	)
 	return r, nil

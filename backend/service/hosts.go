@@ -2,10 +2,13 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"conch/backend/host"
+	"conch/backend/provider"
 	"conch/backend/store"
+	"conch/backend/taskrun"
 )
 
 // testTimeout bounds a connection test: connecting (ssh's own timeout),
@@ -43,8 +46,32 @@ func (s *Service) PutHost(id string, req host.PutRequest) (store.Host, error) {
 	if err != nil {
 		return store.Host{}, err
 	}
+	if req.Models != nil {
+		if err := s.checkHostModels(*req.Models); err != nil {
+			return store.Host{}, err
+		}
+	}
 	rec, _, err := h.Put(id, req)
 	return rec, err
+}
+
+// checkHostModels refuses an OK for what is not a connected API-model
+// provider: the coding-agent CLIs a host has are its own, and the shell
+// is every computer's.
+func (s *Service) checkHostModels(ids []string) error {
+	for _, id := range ids {
+		if s.cfg.Providers == nil {
+			return fmt.Errorf("%w: no providers are connected here", taskrun.ErrInvalid)
+		}
+		l, err := s.cfg.Providers.Get(context.Background(), id)
+		if err != nil {
+			return fmt.Errorf("%w: %q is not a connected provider", taskrun.ErrInvalid, id)
+		}
+		if l.Category != provider.ChatOnly && l.Category != provider.LocalModel {
+			return fmt.Errorf("%w: %s is not an API-model provider: a host uses its own coding-agent CLIs and shell", taskrun.ErrInvalid, l.Name)
+		}
+	}
+	return nil
 }
 
 // DeleteHost removes a host.

@@ -57,6 +57,10 @@ type Host struct {
 	// Limits are how many tasks may run there at once, apart from the
 	// ones on this computer.
 	Limits pref.Limits `json:"limits"`
+	// Models are the API-model providers (by id) the person allowed to
+	// carry tasks there: each run takes the provider's key with it, in
+	// memory only.
+	Models []string `json:"models"`
 	// Fingerprint is the SHA256 fingerprint of the host key waiting for
 	// the person's OK; PendingKey is that key's known_hosts line.
 	Fingerprint string `json:"fingerprint,omitempty"`

@@ -39,12 +39,22 @@ type Options struct {
 	// worktree of its own, made there.
 	Kind     task.Kind `json:"kind,omitempty"`
 	Worktree bool      `json:"worktree,omitempty"`
+	// Lend, on a runner only, is the API-model provider a sent chat task
+	// runs on, lent with the person's OK for that host: its record and
+	// key, kept there in memory while the task is there and not ended.
+	Lend *Lent `json:"lend,omitempty"`
+}
+
+// Lent is an API-model provider lent to a host's runner for one task.
+type Lent struct {
+	Provider store.ProviderConfig `json:"provider"`
+	Key      string               `json:"key,omitempty"`
 }
 
 // Sent reports whether o holds what only a task sent to a host's runner
 // may carry (its id, kind and worktree, its chat's taint and limit).
 func (o Options) Sent() bool {
-	return o.ID != "" || o.Tainted || o.Limit != 0 || o.Kind != "" || o.Worktree
+	return o.ID != "" || o.Tainted || o.Limit != 0 || o.Kind != "" || o.Worktree || o.Lend != nil
 }
 
 // CreateRequest is what it takes to start a background task.
@@ -191,8 +201,8 @@ func (r *Runner) newTask(req CreateRequest) (task.Task, error) {
 		cwd = filepath.Clean(cwd)
 	}
 	id := store.NewID()
-	if o.Tainted || o.Limit != 0 || o.Kind != "" || o.Worktree {
-		return task.Task{}, fmt.Errorf("%w: tainted, limit, kind and worktree are a chat task's, sent to a host", ErrInvalid)
+	if o.Tainted || o.Limit != 0 || o.Kind != "" || o.Worktree || o.Lend != nil {
+		return task.Task{}, fmt.Errorf("%w: tainted, limit, kind, worktree and lend are a chat task's, sent to a host", ErrInvalid)
 	}
 	if o.ID != "" {
 		if !r.cfg.ClientIDs || !validID(o.ID) {

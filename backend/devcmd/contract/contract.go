@@ -90,6 +90,8 @@ var records = []struct {
 	{taskrun.Concurrent{}, "Concurrent"},
 	{taskrun.CreateRequest{}, "CreateTaskRequest"},
 	{taskrun.Options{}, "TaskOptions"},
+	{taskrun.Lent{}, "LentProvider"},
+	{store.ProviderConfig{}, "StoredProvider"},
 	{service.Approval{}, "Approval"},
 	{service.TaskList{}, "TaskList"},
 	{service.TaskQuery{}, "TaskQuery"},

@@ -41,6 +41,9 @@ const (
 	OnPath Source = "path"
 	// BuiltIn is the shell, always there.
 	BuiltIn Source = "builtin"
+	// Lent providers were lent to a host's runner by a desktop, for the
+	// tasks it sent (Lend), and are kept in memory only.
+	Lent Source = "lent"
 )
 
 // Defaults for a Config that leaves them out.
@@ -126,6 +129,7 @@ type Registry struct {
 	locked     bool             // guarded by mu; the keyring last refused a key as locked
 	found      map[string]entry // guarded by mu; env, detected, path
 	configured map[string]entry // guarded by mu
+	lent       map[string]*lent // guarded by mu; on a runner, by Lend
 	records    map[string]store.ProviderConfig
 }
 
@@ -165,6 +169,7 @@ func New(ctx context.Context, cfg Config) (*Registry, error) {
 		found:      map[string]entry{},
 		configured: map[string]entry{},
 		records:    map[string]store.ProviderConfig{},
+		lent:       map[string]*lent{},
 	}
 	if err := usable(cfg.Keyring); err != nil {
 		r.keyringErr = err
@@ -219,6 +224,12 @@ func (r *Registry) IDs() []string {
 			ids = append(ids, id)
 		}
 	}
+	for id := range r.lent {
+		_, f := r.found[id]
+		if _, c := r.configured[id]; !f && !c {
+			ids = append(ids, id)
+		}
+	}
 	slices.Sort(ids)
 	return ids
 }
@@ -229,8 +240,13 @@ func (r *Registry) entry(id string) (entry, bool) {
 	if e, ok := r.configured[id]; ok {
 		return e, true
 	}
-	e, ok := r.found[id]
-	return e, ok
+	if e, ok := r.found[id]; ok {
+		return e, true
+	}
+	if l, ok := r.lent[id]; ok {
+		return l.entry, true
+	}
+	return entry{}, false
 }
 
 // List describes every provider, sorted by id. The providers are asked for
