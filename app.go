@@ -107,7 +107,7 @@ func newApp(ctx context.Context, home string, served bool) (*App, error) {
 	a := &App{home: home, store: st, bus: event.NewBus(), mark: mark}
 	health := service.Health{StorePath: dbPath, Served: served}
 	// A stored provider that cannot be read is left out and told by the doctor.
-	providers, err := registry.New(ctx, registry.Config{Store: st})
+	providers, err := registry.New(ctx, registry.Config{Store: st, Bus: a.bus})
 	if err != nil {
 		health.ProvidersProblem = err.Error()
 	}

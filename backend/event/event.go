@@ -51,6 +51,10 @@ const (
 	// HostChanged carries the id of a host whose record changed (its
 	// status among them: reached, or unreachable since when).
 	HostChanged Type = "host.changed"
+	// ProvidersChanged carries the id of a provider connected, changed or
+	// removed: read the providers again (a page another client changed
+	// them under lists them all the same).
+	ProvidersChanged Type = "providers.changed"
 )
 
 // Delta is a piece of an assistant reply that is still streaming. Pieces of

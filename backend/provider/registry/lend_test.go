@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"conch/backend/event"
 	"conch/backend/provider/registry"
 	"conch/backend/store"
 )
@@ -62,5 +63,32 @@ func TestLendAndLetGo(t *testing.T) {
 	}
 	if _, err := rb.cfg.Keyring.Get("scripted"); err == nil {
 		t.Error("the runner's keyring holds the key")
+	}
+}
+
+// Connecting and removing a provider is announced on the bus, so every
+// page lists the providers another client changed.
+func TestChangesAreAnnounced(t *testing.T) {
+	b := setup(t)
+	bus := event.NewBus()
+	b.cfg.Bus = bus
+	r := open(t, b.cfg)
+	sub := bus.Subscribe(8)
+	defer sub.Close()
+	if _, err := r.Put(context.Background(), "scripted", registry.PutRequest{Kind: "openai", BaseURL: "http://127.0.0.1:9/v1", Model: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Delete("scripted"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"put", "delete"} {
+		select {
+		case e := <-sub.C():
+			if e.Type != event.ProvidersChanged || e.ID != "scripted" {
+				t.Errorf("after the %s: %+v", want, e)
+			}
+		default:
+			t.Fatalf("no event after the %s", want)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zalando/go-keyring"
 
+	"conch/backend/event"
 	"conch/backend/provider/shell"
 	"conch/backend/store"
 )
@@ -152,7 +153,16 @@ func (r *Registry) Put(ctx context.Context, id string, req PutRequest) (Listing,
 	r.records[id] = rec
 	r.configured[id] = e
 	r.mu.Unlock()
+	r.changed(id)
 	return r.describe(ctx, e), nil
+}
+
+// changed tells the bus that provider id was connected, changed or
+// removed.
+func (r *Registry) changed(id string) {
+	if r.cfg.Bus != nil {
+		r.cfg.Bus.Publish(event.Event{Type: event.ProvidersChanged, ID: id})
+	}
 }
 
 // saveKey keeps key in the keyring, or in the store when the keyring does
@@ -258,6 +268,7 @@ func (r *Registry) Delete(id string) error {
 	delete(r.records, id)
 	delete(r.configured, id)
 	r.mu.Unlock()
+	r.changed(id)
 	return nil
 }
 

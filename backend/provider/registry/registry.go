@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"conch/backend/event"
 	"conch/backend/provider"
 	"conch/backend/store"
 )
@@ -78,6 +79,9 @@ type Config struct {
 	Log *slog.Logger
 	// Now is the clock for the records' times; nil is time.Now.
 	Now func() time.Time
+	// Bus, if set, hears of every provider connected, changed or removed
+	// (providers.changed).
+	Bus *event.Bus
 }
 
 // Listing is one provider as GET /api/providers lists it. It never holds a

@@ -288,6 +288,19 @@ export async function hosts(ctx: Suite): Promise<void> {
       if (!existsSync(join(ht.worktree.path, 'box.txt'))) throw new Error(`box.txt is not in the worktree on the host (${ht.worktree.path})`);
       await page.mouse.move(0, 0);
       await shoot(page, 'chat-helper-on-host-fetched');
+
+      // The person's OK for an API model on the host: given in Settings,
+      // then offered where a chat sends work away.
+      await visit(page, 'settings');
+      const hostRow = page.locator('[data-host="agent-box"]');
+      await hostRow.scrollIntoViewIfNeeded();
+      const allowed = hostRow.getByRole('group', { name: 'API models allowed on Agent box' });
+      await allowed.getByLabel('Box model').check();
+      await until('the OK to be saved', async () => ((await api(origin, ctx.token, 'GET', '/api/hosts/agent-box')).json?.models ?? []).includes(model.json.id));
+      await page.mouse.move(0, 0);
+      await shoot(page, 'settings-host-models');
+      await page.goto(`${origin}/#chat/${encodeURIComponent(split.json.id)}`);
+      await until('the composer to offer the model on the host', async () => (await view.getByLabel('In the background on').locator('option', { hasText: 'Agent box · Box model' }).count()) === 1);
     } finally {
       agents.close();
       h.close();

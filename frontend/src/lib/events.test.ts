@@ -11,7 +11,7 @@ const now = (f: () => void) => f();
 function hearers(s: TasksStore) {
   return {
     tasks: s,
-    chats: { apply: vi.fn(), reload: vi.fn(async () => {}) },
+    chats: { apply: vi.fn(), reload: vi.fn(async () => {}), loadProviders: vi.fn(async () => {}) },
     nav: new Nav((id) => s.pin(id)),
     home: { load: vi.fn(async () => {}) },
     hosts: { load: vi.fn(async () => {}) },
@@ -62,6 +62,15 @@ describe('the event stream', () => {
     const to = hearers(s);
     route({ type: EventType.HostChanged, id: 'devbox' }, to);
     expect(to.hosts.load).toHaveBeenCalledTimes(1);
+    expect(s.byId.size).toBe(0);
+  });
+
+  it('reads the providers again when one was connected, changed or removed elsewhere', () => {
+    const s = new TasksStore(mockBackend(), now);
+    const to = hearers(s);
+    route({ type: EventType.ProvidersChanged, id: 'scripted' }, to);
+    expect(to.chats.loadProviders).toHaveBeenCalledTimes(1);
+    expect(to.hosts.load).not.toHaveBeenCalled();
     expect(s.byId.size).toBe(0);
   });
 

@@ -3,7 +3,8 @@
 // at the next frame), chat events to the chats store, and the app's own
 // requests (a clicked notification, a chat picked in the tray, the global
 // shortcut) to navigation, the notifications Conch raised to the page's
-// own (a browser's), and a host's change to the hosts. A reconnect reloads everything the stream keeps
+// own (a browser's), a host's change to the hosts, and a provider's to the
+// chats' list of them. A reconnect reloads everything the stream keeps
 // current, since events may have been missed meanwhile.
 
 import type { Backend } from './backend/backend';
@@ -18,7 +19,7 @@ import type { TasksStore } from './tasks/store.svelte';
 /** Who hears the stream: the parts of each that it calls. */
 export interface Hearers {
   tasks: Pick<TasksStore, 'enqueue' | 'flush' | 'reload' | 'grew'>;
-  chats: Pick<ChatsStore, 'apply' | 'reload'>;
+  chats: Pick<ChatsStore, 'apply' | 'reload' | 'loadProviders'>;
   nav: Pick<Nav, 'showTask' | 'openChat' | 'requestCompose'>;
   home: Pick<HomeFolder, 'load'>;
   hosts: Pick<HostsBook, 'load'>;
@@ -53,6 +54,9 @@ export function route(e: AppEvent, to: Hearers): void {
       return;
     case EventType.HostChanged:
       void to.hosts.load();
+      return;
+    case EventType.ProvidersChanged:
+      void to.chats.loadProviders();
       return;
     default:
       to.tasks.enqueue(e);

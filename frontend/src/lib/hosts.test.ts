@@ -9,6 +9,7 @@ function host(over: Partial<Host> & Pick<Host, 'id'>): Host {
     target: over.id,
     status: HostStatus.HostReady,
     providers: [],
+    models: [],
     limits: { background: 3, helper: 4 },
     createdAt: '2026-12-02T10:00:00Z',
     updatedAt: '2026-12-02T10:00:00Z',

@@ -174,6 +174,12 @@ export const EventType = {
    * status among them: reached, or unreachable since when).
    */
   HostChanged: 'host.changed',
+  /**
+   * ProvidersChanged carries the id of a provider connected, changed or
+   * removed: read the providers again (a page another client changed
+   * them under lists them all the same).
+   */
+  ProvidersChanged: 'providers.changed',
 } as const;
 export type EventType = (typeof EventType)[keyof typeof EventType];
 
@@ -595,6 +601,46 @@ export interface TaskOptions {
    */
   kind?: Kind;
   worktree?: boolean;
+  /**
+   * Lend, on a runner only, is the API-model provider a sent chat task
+   * runs on, lent with the person's OK for that host: its record and
+   * key, kept there in memory while the task is there and not ended.
+   */
+  lend?: LentProvider;
+}
+
+/** Lent is an API-model provider lent to a host's runner for one task. */
+export interface LentProvider {
+  provider: StoredProvider;
+  key?: string;
+}
+
+/**
+ * ProviderConfig is a provider the person connected, as stored. It never
+ * holds the provider's key: that lives in the OS keyring, or in the
+ * provider-keys bucket when there is none (KeyStorage says which).
+ */
+export interface StoredProvider {
+  id: string;
+  /** openai, anthropic, claude-code, codex, gemini */
+  kind: string;
+  name: string;
+  /** BaseURL is the API root for openai and anthropic kinds. */
+  baseUrl?: string;
+  model?: string;
+  fastModel?: string;
+  /**
+   * Preset names the openai preset the defaults come from (ollama,
+   * lmstudio, openrouter, openai).
+   */
+  preset?: string;
+  /**
+   * KeyStorage is where the key is kept ("keyring" or "store"); empty
+   * when no key was given.
+   */
+  keyStorage?: string;
+  createdAt: string;
+  updatedAt: string;
 }
 
 /**
@@ -1417,6 +1463,12 @@ export interface Host {
    */
   limits: Limits;
   /**
+   * Models are the API-model providers (by id) the person allowed to
+   * carry tasks there: each run takes the provider's key with it, in
+   * memory only.
+   */
+  models: string[] | null;
+  /**
    * Fingerprint is the SHA256 fingerprint of the host key waiting for
    * the person's OK; PendingKey is that key's known_hosts line.
    */
@@ -1465,6 +1517,12 @@ export interface PutHostRequest {
   name?: string;
   target: string;
   limits?: Limits;
+  /**
+   * Models, when sent, are the API-model providers allowed to carry
+   * tasks there (the person's OK, per host); the caller checks they are
+   * connected.
+   */
+  models?: string[];
   rev?: number;
 }
 

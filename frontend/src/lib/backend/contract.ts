@@ -93,6 +93,7 @@ export type AppEvent =
   | { type: typeof EventType.MessageAdded; message: Message }
   | { type: typeof EventType.MessageDelta; delta: MessageDelta }
   | { type: typeof EventType.HostChanged; id: string }
+  | { type: typeof EventType.ProvidersChanged; id: string }
   | { type: typeof EventType.TaskOutput; id: string; outputBytes: number }
   | NoticeEvent;
 
