@@ -295,6 +295,7 @@ export async function hosts(ctx: Suite): Promise<void> {
       const hostRow = page.locator('[data-host="agent-box"]');
       await hostRow.scrollIntoViewIfNeeded();
       const allowed = hostRow.getByRole('group', { name: 'API models allowed on Agent box' });
+      await until('the host to offer its OK for the model', async () => (await allowed.getByLabel('Box model').count()) === 1 || (console.log('      row:', (await hostRow.textContent())?.replace(/\s+/g, ' ')), false));
       await allowed.getByLabel('Box model').check();
       await until('the OK to be saved', async () => ((await api(origin, ctx.token, 'GET', '/api/hosts/agent-box')).json?.models ?? []).includes(model.json.id));
       await page.mouse.move(0, 0);

@@ -47,6 +47,9 @@ export function parseEvent(raw: unknown): AppEvent | null {
   if (e.type === EventType.HostChanged && typeof e.id === 'string') {
     return { type: EventType.HostChanged, id: e.id };
   }
+  if (e.type === EventType.ProvidersChanged && typeof e.id === 'string') {
+    return { type: EventType.ProvidersChanged, id: e.id };
+  }
   if (e.type === EventType.Compose) {
     return { type: EventType.Compose };
   }

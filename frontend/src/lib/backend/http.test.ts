@@ -43,6 +43,7 @@ describe('event stream', () => {
     expect(parseEvent('{"type":"task.deleted","id":"x"}')).toEqual({ type: 'task.deleted', id: 'x' });
     expect(parseEvent('{"type":"task.changed","task":{"id":"x","rev":2}}')).toMatchObject({ type: 'task.changed' });
     expect(parseEvent('{"type":"host.changed","id":"devbox"}')).toEqual({ type: 'host.changed', id: 'devbox' });
+    expect(parseEvent('{"type":"providers.changed","id":"scripted"}')).toEqual({ type: 'providers.changed', id: 'scripted' });
     expect(parseEvent('{"type":"task.output","id":"x","outputBytes":12}')).toEqual({ type: 'task.output', id: 'x', outputBytes: 12 });
     expect(parseEvent('{"type":"task.output","id":"x"}')).toBeNull();
     expect(parseEvent('{"type":"task.changed","task":{"id":"x"}}')).toBeNull();
