@@ -20,6 +20,7 @@ import (
 	"conch/backend/task"
 	"conch/backend/testrig/agentrig"
 	"conch/backend/testrig/modelserver"
+	"conch/backend/testrig/modelserver/anthropic"
 	"conch/backend/testrig/modelserver/chatcompletions"
 	"conch/backend/testrig/sshd"
 )
@@ -29,6 +30,15 @@ import (
 func committer(name string) modelserver.Brain {
 	claude := agentrig.Agents[0]
 	return func(turn modelserver.Turn) modelserver.Reply {
+		if strings.Contains(turn.FirstUser(), "then fail") {
+			// Writes three.txt, then its model fails: the helper ends
+			// failed with work in its worktree.
+			if len(turn.Results()) == 0 {
+				return modelserver.Reply{Calls: []modelserver.Call{claude.Write("three.txt", "left on the host")}}
+			}
+			b, _ := json.Marshal(anthropic.ErrorBody("invalid_request_error", "this model cannot go on"))
+			return modelserver.Reply{Status: http.StatusBadRequest, Body: string(b)}
+		}
 		switch len(turn.Results()) {
 		case 0:
 			return modelserver.Reply{Calls: []modelserver.Call{claude.Write(name, "made on "+name)}}
@@ -73,7 +83,8 @@ func gitOut(t *testing.T, dir string, args ...string) string {
 // each done; each host's helper worked in a worktree of its own made in
 // the repository there, as that host's user, and committed on its branch
 // there; "Fetch to this computer" brings one branch into the clone here
-// (the chat's folder) and merges nothing.
+// (the chat's folder) and merges nothing. A fourth part, on the first
+// host, fails with work in its worktree: its salvage ref is made there.
 func TestADelegateSplitsAcrossTwoHostsAndHere(t *testing.T) {
 	one, two := sshd.Start(t, sshd.Options{}), sshd.Start(t, sshd.Options{})
 	for _, h := range []struct {
@@ -97,6 +108,7 @@ func TestADelegateSplitsAcrossTwoHostsAndHere(t *testing.T) {
 		{"title": "One", "instructions": "Add one.txt", "host": "one", "cwd": "~/repo", "provider": "claude-code", "worktree": true},
 		{"title": "Two", "instructions": "Add two.txt", "host": "two", "cwd": "~/repo", "provider": "claude-code", "worktree": true},
 		{"title": "Here", "instructions": "LOCAL part", "model": "same"},
+		{"title": "Three", "instructions": "Add three.txt then fail", "host": "one", "cwd": "~/repo", "provider": "claude-code", "worktree": true},
 	}
 	model := chatcompletions.New(t, func(turn modelserver.Turn) modelserver.Reply {
 		switch {
@@ -150,20 +162,29 @@ func TestADelegateSplitsAcrossTwoHostsAndHere(t *testing.T) {
 				done++
 			}
 		}
-		if len(list.Tasks) == 3 && done == 3 {
+		if len(list.Tasks) == 4 && done == 4 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the three helpers did not finish: %+v", list.Tasks)
+			t.Fatalf("the four helpers did not finish: %+v", list.Tasks)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	byTitle := map[string]task.Task{}
 	for _, tk := range list.Tasks {
 		byTitle[tk.Title] = tk
-		if tk.Status != task.Done || tk.Kind != task.Helper {
+		if want := task.Done; tk.Title != "Three" && tk.Status != want || tk.Kind != task.Helper {
 			t.Errorf("%s: %s %s (%s)", tk.Title, tk.Kind, tk.Status, tk.Error)
 		}
+	}
+	// The helper that failed there left its work there, saved as a salvage
+	// commit in the host's repository, and its card says so.
+	three := byTitle["Three"]
+	if three.Status != task.Failed || three.Worktree == nil || three.Worktree.Salvage == nil || three.Worktree.Salvage.Ref != "refs/conch/salvage/"+three.ID {
+		t.Fatalf("the failed helper on a host: %s (%s) worktree %+v", three.Status, three.Error, three.Worktree)
+	}
+	if files := gitOut(t, filepath.Join(one.Home, "repo"), "show", "--name-only", "--format=", three.Worktree.Salvage.Ref); files != "three.txt" {
+		t.Errorf("its salvage commit on the host holds %q", files)
 	}
 	if h := byTitle["Here"]; h.Host != "" || h.Result == nil || h.Result.Text != "Did the part here." {
 		t.Errorf("the part here: host %q result %+v", h.Host, h.Result)
