@@ -229,3 +229,82 @@ func TestADelegateSplitsAcrossTwoHostsAndHere(t *testing.T) {
 		t.Errorf("fetching from another repository: %v", err)
 	}
 }
+
+// A tool that sends work to a host nobody added, or to one that does not
+// answer, starts nothing, and its result says why and which hosts there
+// are, for the model to tell the person or pick again.
+func TestToolsOnAnUnknownOrDownHostStartNothing(t *testing.T) {
+	s := sshd.Start(t, sshd.Options{})
+	rig, _ := agentrig.Claude(t, func(modelserver.Turn) modelserver.Reply { return modelserver.Reply{Text: "never asked"} }, 0)
+	s.InstallCLI("claude", rig.Bin, rig.Env)
+	calls := map[string]modelserver.Call{
+		"unknown": {ID: "call_u", Name: handoff.DelegateTool, Args: json.RawMessage(`{"parts":[{"title":"Far","instructions":"Do it far away","host":"nope","provider":"claude-code"}]}`)},
+		"down":    {ID: "call_d", Name: handoff.BackgroundTool, Args: json.RawMessage(`{"text":"Do it on the box","host":"box","provider":"claude-code"}`)},
+	}
+	model := chatcompletions.New(t, func(turn modelserver.Turn) modelserver.Reply {
+		if res := turn.Results(); len(res) > 0 {
+			return modelserver.Reply{Text: "Tool said: " + res[len(res)-1].Text}
+		}
+		for name, call := range calls {
+			if strings.Contains(turn.FirstUser(), name) {
+				return modelserver.Reply{Calls: []modelserver.Call{call}}
+			}
+		}
+		return modelserver.Reply{Text: "?"}
+	}, chatcompletions.Models("test-model"))
+	r := startRemoteServe(t, s)
+	c, err := client.Dial(r.home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	readyHost(t, c, s)
+	if err := c.Do(ctx, http.MethodPut, "/api/providers/scripted", map[string]any{"kind": "openai", "name": "Scripted", "baseUrl": model.BaseURL(), "model": "test-model"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.Down()
+	defer s.Up()
+	for _, c2 := range []struct{ say, want string }{
+		{"unknown", `there is no host "nope"; the hosts that can take work are box`},
+		{"down", "could not be reached"},
+	} {
+		var conv conversation.Conversation
+		if err := c.Do(ctx, http.MethodPost, "/api/conversations", map[string]any{"provider": "scripted", "model": "test-model", "mode": "auto", "cwd": t.TempDir()}, &conv); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Do(ctx, http.MethodPost, "/api/conversations/"+conv.ID+"/messages", map[string]string{"text": "send it, " + c2.say}, nil); err != nil {
+			t.Fatal(err)
+		}
+		reply := ""
+		deadline := time.Now().Add(60 * time.Second)
+		for reply == "" {
+			var p struct {
+				Conversation conversation.Conversation `json:"conversation"`
+				Messages     []conversation.Message    `json:"messages"`
+			}
+			if err := c.Do(ctx, http.MethodGet, "/api/conversations/"+conv.ID, nil, &p); err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range p.Messages {
+				if m.Kind == conversation.Assistant && strings.HasPrefix(m.Text, "Tool said: ") && !p.Conversation.Running {
+					reply = m.Text
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: no reply after the tool", c2.say)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Logf("%s: %s", c2.say, reply)
+		if low := strings.ToLower(reply); !strings.Contains(low, strings.ToLower(c2.want)) || !strings.Contains(low, "nothing was started") {
+			t.Errorf("%s: the tool said %q, want it to say %q and that nothing was started", c2.say, reply, c2.want)
+		}
+		var list service.TaskList
+		if err := c.Do(ctx, http.MethodGet, "/api/tasks?conversation="+conv.ID, nil, &list); err != nil {
+			t.Fatal(err)
+		}
+		if len(list.Tasks) != 0 {
+			t.Errorf("%s: %d tasks were started", c2.say, len(list.Tasks))
+		}
+	}
+}
