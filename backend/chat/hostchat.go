@@ -22,7 +22,8 @@ type HostChats interface {
 	StopTurn(c conversation.Conversation) error
 	// Answer answers the twin's question askID.
 	Answer(c conversation.Conversation, askID string, allow bool) error
-	// Patch gives the twin c's mode and limit.
+	// Patch gives the twin c's mode and limit, and clears its taint when
+	// c's is cleared.
 	Patch(c conversation.Conversation) error
 	// Follow follows c's twin again: a Conch that stopped while it
 	// replied or asked left the turn going on there.

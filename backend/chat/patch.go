@@ -154,24 +154,27 @@ func (m *Manager) narrowTasks(parent conversation.Conversation) {
 	}
 }
 
-// patchThere changes a chat on a host: its title here; its mode and
-// limit there too, whose notices come back with its messages (none is
-// added here, where every message is the twin's).
+// patchThere changes a chat on a host: its title here; its mode, limit
+// and a cleared taint there too, whose notices come back with its
+// messages (none is added here, where every message is the twin's).
 func (m *Manager) patchThere(e *entry, c conversation.Conversation, req PatchRequest) (conversation.Conversation, error) {
 	if err := checkHostPatch(c, req); err != nil {
 		return c, err
 	}
-	if req.Tainted != nil {
-		return c, fmt.Errorf("%w: the taint of a chat on %s is cleared there, in its twin (not yet from here)", ErrInvalid, c.Host)
+	if req.Tainted != nil && !onHost(c) {
+		return c, fmt.Errorf("%w: a task's chat on %s keeps its taint; clear it on the chat it came from", ErrInvalid, c.Host)
 	}
 	next := c
+	if req.Tainted != nil {
+		next.Tainted = false
+	}
 	if req.Mode != nil {
 		next.Mode = task.Mode(*req.Mode)
 	}
 	if req.Limit != nil {
 		next.Limit = *req.Limit
 	}
-	if onHost(c) && (next.Mode != c.Mode || next.Limit != c.Limit) {
+	if onHost(c) && (next.Mode != c.Mode || next.Limit != c.Limit || next.Tainted != c.Tainted) {
 		h, err := m.hostChats(c)
 		if err != nil {
 			return c, err
@@ -184,7 +187,7 @@ func (m *Manager) patchThere(e *entry, c conversation.Conversation, req PatchReq
 		if req.Title != nil {
 			c.Title = strings.TrimSpace(*req.Title)
 		}
-		c.Mode, c.Limit = next.Mode, next.Limit
+		c.Mode, c.Limit, c.Tainted = next.Mode, next.Limit, next.Tainted
 		return nil
 	})
 }

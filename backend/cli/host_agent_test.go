@@ -360,6 +360,25 @@ func TestAChatWorksOnAHost(t *testing.T) {
 	waitChat("its second reply", func(p page) bool {
 		return !p.Conversation.Running && strings.Contains(said(p), "assistant: Second answer, from the host.")
 	})
+	// A mode change goes there; its notice comes back from there, seq for
+	// seq. The provider cannot change.
+	if err := c.Do(ctx, http.MethodPatch, "/api/conversations/"+conv.ID, map[string]string{"mode": "plan"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	moded := waitChat("the mode's notice from there", func(p page) bool { return strings.Contains(said(p), "notice: Mode: plan.") })
+	if moded.Conversation.Mode != "plan" {
+		t.Errorf("its mode here is %s", moded.Conversation.Mode)
+	}
+	for i, m := range moded.Messages {
+		if m.Seq != uint64(i+1) {
+			t.Fatalf("after the mode change, message %d is seq %d\n%s", i+1, m.Seq, said(moded))
+		}
+	}
+	err = c.Do(ctx, http.MethodPatch, "/api/conversations/"+conv.ID, map[string]string{"provider": "shell"}, nil)
+	var apiErr *client.Error
+	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusBadRequest {
+		t.Errorf("changing the provider of a chat on a host: %v, want a 400", err)
+	}
 }
 
 // countTaken counts the calls that were taken; every other must be a 409.

@@ -55,8 +55,8 @@ func (l *Links) Answer(c conversation.Conversation, askID string, allow bool) er
 	return l.chatCall(c, http.MethodPost, chatPath(c.ID)+"/asks/"+url.PathEscape(askID), map[string]bool{"allow": allow})
 }
 
-// Patch gives the twin c's mode and limit; a twin not made yet takes them
-// when it is.
+// Patch gives the twin c's mode and limit, and clears its taint when c's
+// is clear; a twin not made yet takes them when it is.
 func (l *Links) Patch(c conversation.Conversation) error {
 	ctx, cancel := context.WithTimeout(l.life.Context(), chatWait)
 	defer cancel()
@@ -64,7 +64,11 @@ func (l *Links) Patch(c conversation.Conversation) error {
 	if err != nil {
 		return err
 	}
-	err = r.Do(ctx, http.MethodPatch, chatPath(c.ID), map[string]any{"mode": c.Mode, "limit": c.Limit}, nil)
+	body := map[string]any{"mode": c.Mode, "limit": c.Limit}
+	if !c.Tainted {
+		body["tainted"] = false // cleared here: cleared there (a no-op when it was not)
+	}
+	err = r.Do(ctx, http.MethodPatch, chatPath(c.ID), body, nil)
 	var apiErr *client.Error
 	if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
 		return nil
@@ -72,6 +76,7 @@ func (l *Links) Patch(c conversation.Conversation) error {
 	if err != nil {
 		return twinRefused(c, err)
 	}
+	l.Follow(c) // its notice comes home
 	return nil
 }
 
