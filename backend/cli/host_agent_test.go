@@ -488,3 +488,69 @@ func TestAnAPIModelWorksOnAHostWithYourOK(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A chat on a host whose twin is gone there (the runner's home wiped, as
+// a host reinstalled would be) stops waiting here once Conch reaches the
+// host again: it no longer replies or asks.
+func TestAChatOnAHostWhoseTwinIsGoneSettles(t *testing.T) {
+	s := sshd.Start(t, sshd.Options{})
+	installClaude(t, s, func(turn modelserver.Turn) modelserver.Reply {
+		return modelserver.Reply{Calls: []modelserver.Call{agentrig.Agents[0].Run("id -un > gone.txt")}}
+	})
+	r := startRemoteServe(t, s)
+	c, err := client.Dial(r.home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	readyHost(t, c, s)
+	var conv conversation.Conversation
+	if err := c.Do(ctx, http.MethodPost, "/api/conversations", map[string]any{"host": "box", "mode": "ask"}, &conv); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Do(ctx, http.MethodPost, "/api/conversations/"+conv.ID+"/messages", map[string]string{"text": "Write who you are"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	read := func() conversation.Conversation {
+		var p struct {
+			Conversation conversation.Conversation `json:"conversation"`
+		}
+		if err := c.Do(ctx, http.MethodGet, "/api/conversations/"+conv.ID, nil, &p); err != nil {
+			t.Fatal(err)
+		}
+		return p.Conversation
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for read().Ask == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the chat never asked")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// The runner and everything of it there go.
+	for _, pid := range sshd.Processes(s.UID) {
+		if strings.Contains(sshd.Cmdline(pid), " runner --home ") {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	if err := os.RemoveAll(filepath.Join(s.Home, ".conch-remote", "home")); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(60 * time.Second)
+	for {
+		cur := read()
+		if !cur.Running && cur.Ask == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the chat still waits on a twin that is gone: running %v ask %+v", cur.Running, cur.Ask)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// Its next message is refused, saying so: a new twin would start over.
+	err = c.Do(ctx, http.MethodPost, "/api/conversations/"+conv.ID+"/messages", map[string]string{"text": "Again"}, nil)
+	var apiErr *client.Error
+	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusConflict || !strings.Contains(apiErr.Message, "is gone") {
+		t.Fatalf("a message to a chat whose twin is gone: %v, want a 409 saying so", err)
+	}
+}

@@ -112,6 +112,11 @@ func (l *Links) ensureTwin(ctx context.Context, r *runner, c conversation.Conver
 	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusNotFound {
 		return err
 	}
+	if c.LastSeq > 0 {
+		// Said things there before: a new twin would start over, its
+		// messages no longer those here, seq for seq.
+		return fmt.Errorf("this chat's other half on %s is gone (its Conch there lost it); start a new chat there: %w", c.Host, errcode.ErrConflict)
+	}
 	cwd := c.Cwd
 	if cwd == "~" || strings.HasPrefix(cwd, "~/") {
 		cwd = r.home + cwd[1:]
@@ -170,21 +175,19 @@ func (l *Links) followChat(c conversation.Conversation, wake chan struct{}) {
 	var seq uint64
 	for tries := 0; ctx.Err() == nil; {
 		wait := chatPoll
-		r, err := l.client(ctx, c.Host)
-		if err == nil {
-			var tw conversation.Conversation
-			if tw, err = l.bringHome(ctx, r, c.ID, c.ID, &seq); err == nil {
-				tries = 0
-				if !tw.Running && tw.Ask == nil && l.doneFollowing(c.ID, wake) {
-					return
-				}
-			} else if ctx.Err() == nil {
-				l.lost(c.Host, r, err)
-			}
-		}
-		if err != nil {
+		settled, gone, err := l.followOnce(ctx, c, &seq)
+		switch {
+		case gone != "":
+			l.settleChat(c, gone)
+			l.forget(c.ID, wake)
+			return
+		case err != nil:
 			wait = l.backoff(tries)
 			tries++
+		case settled && l.doneFollowing(c.ID, wake):
+			return
+		default:
+			tries = 0
 		}
 		select {
 		case <-time.After(wait):
@@ -192,9 +195,52 @@ func (l *Links) followChat(c conversation.Conversation, wake chan struct{}) {
 		case <-ctx.Done():
 		}
 	}
+	l.forget(c.ID, wake)
+}
+
+// followOnce reads c's twin once and brings it home. settled says its
+// turn has ended and it asks nothing; gone, why the twin will never
+// answer (its host removed, the runner there without it); err, that the
+// host could not be reached.
+func (l *Links) followOnce(ctx context.Context, c conversation.Conversation, seq *uint64) (settled bool, gone string, err error) {
+	if _, err := l.cfg.Hosts.Get(c.Host); err != nil {
+		return false, "its host was removed", nil
+	}
+	r, err := l.client(ctx, c.Host)
+	if err != nil {
+		return false, "", err
+	}
+	tw, err := l.bringHome(ctx, r, c.ID, c.ID, seq)
+	var apiErr *client.Error
+	switch {
+	case errors.As(err, &apiErr):
+		return false, apiErr.Message, nil
+	case err != nil:
+		if ctx.Err() == nil {
+			l.lost(c.Host, r, err)
+		}
+		return false, "", err
+	}
+	return !tw.Running && tw.Ask == nil, "", nil
+}
+
+// forget ends the follow of chat id that wake belongs to (a newer follow
+// keeps its own).
+func (l *Links) forget(id string, wake chan struct{}) {
 	l.mu.Lock()
-	delete(l.chats, c.ID)
-	l.mu.Unlock()
+	defer l.mu.Unlock()
+	if l.chats[id] == wake {
+		delete(l.chats, id)
+	}
+}
+
+// settleChat ends the wait of a chat whose twin is gone: it no longer
+// replies or asks here, and the log says why.
+func (l *Links) settleChat(c conversation.Conversation, why string) {
+	l.cfg.Log.Warn("a chat's twin on its host is gone", "chat", c.ID, "host", c.Host, "why", why)
+	if cur, err := l.cfg.Chats.Snapshot(c.ID); err == nil {
+		_, _ = l.cfg.Chats.Mirror(c.ID, conversation.Twin{Spent: cur.Spent, Tainted: cur.Tainted})
+	}
 }
 
 // doneFollowing ends a follow whose twin has settled, unless it was woken
