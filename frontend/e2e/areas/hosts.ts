@@ -247,6 +247,11 @@ export async function hosts(ctx: Suite): Promise<void> {
       await until('its controls to say where it works', async () => ((await view.locator('[data-host-controls]').textContent()) ?? '').trim() === 'Claude Code on Agent box');
       await page.mouse.move(0, 0);
       await shoot(page, 'chat-on-host');
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await page.mouse.move(0, 0);
+      const wide = await layoutProblems(page);
+      await shoot(page, 'chat-on-host-1440');
+      if (wide.length > 0) throw new Error(`at 1440 px: ${wide.join(' | ')}`);
       await page.setViewportSize({ width: 900, height: 700 });
       await page.mouse.move(0, 0);
       const cut2 = await layoutProblems(page);
@@ -288,6 +293,16 @@ export async function hosts(ctx: Suite): Promise<void> {
       if (!existsSync(join(ht.worktree.path, 'box.txt'))) throw new Error(`box.txt is not in the worktree on the host (${ht.worktree.path})`);
       await page.mouse.move(0, 0);
       await shoot(page, 'chat-helper-on-host-fetched');
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await page.mouse.move(0, 0);
+      const wideFetch = await layoutProblems(page);
+      await shoot(page, 'chat-helper-on-host-fetched-1440');
+      await page.setViewportSize({ width: 900, height: 700 });
+      await page.mouse.move(0, 0);
+      const narrowFetch = await layoutProblems(page);
+      await shoot(page, 'chat-helper-on-host-fetched-900');
+      await page.setViewportSize({ width: 1200, height: 820 });
+      if (wideFetch.length + narrowFetch.length > 0) throw new Error(`the fetched card: ${[...wideFetch, ...narrowFetch].join(' | ')}`);
 
       // The person's OK for an API model on the host: given in Settings,
       // then offered where a chat sends work away.
