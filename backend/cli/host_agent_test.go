@@ -360,6 +360,11 @@ func TestAChatWorksOnAHost(t *testing.T) {
 	waitChat("its second reply", func(p page) bool {
 		return !p.Conversation.Running && strings.Contains(said(p), "assistant: Second answer, from the host.")
 	})
+	// Its background task stays in its folder there, as a chat's here does.
+	err = c.Do(ctx, http.MethodPost, "/api/tasks", map[string]any{"text": "Look elsewhere", "conversationId": conv.ID, "options": map[string]string{"cwd": "~/elsewhere"}}, nil)
+	if apiErr := (*client.Error)(nil); !errors.As(err, &apiErr) || apiErr.Status != http.StatusBadRequest || !strings.Contains(apiErr.Message, "works in the chat's folder (box:~)") {
+		t.Errorf("a task of a chat on a host in another folder there: %v, want a 400", err)
+	}
 	// A mode change goes there; its notice comes back from there, seq for
 	// seq. The provider cannot change.
 	if err := c.Do(ctx, http.MethodPatch, "/api/conversations/"+conv.ID, map[string]string{"mode": "plan"}, nil); err != nil {

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -258,12 +259,13 @@ func (s *Service) Background(ctx context.Context, req taskrun.CreateRequest) (ta
 	if err != nil {
 		return task.Task{}, err
 	}
-	if parent.Host != "" && o.Host == "" {
-		// A chat on a host sends its work there, in its folder.
-		o.Host = parent.Host
-		if o.Cwd == "" {
-			o.Cwd = parent.Cwd
+	if parent.Host != "" && (o.Host == "" || o.Host == parent.Host) {
+		// A chat on a host sends its work there, in its folder, as a chat
+		// here does here.
+		if o.Cwd != "" && path.Clean(o.Cwd) != parent.Cwd {
+			return task.Task{}, fmt.Errorf("%w: a chat's task works in the chat's folder (%s:%s)", ErrInvalid, parent.Host, parent.Cwd)
 		}
+		o.Host, o.Cwd = parent.Host, parent.Cwd
 	}
 	if o.Sent() {
 		return task.Task{}, fmt.Errorf("%w: id, tainted and limit are Conch's to give a task sent to a host", ErrInvalid)
