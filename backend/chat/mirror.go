@@ -31,41 +31,12 @@ func (m *Manager) Mirror(id string, tw conversation.Twin) (uint64, error) {
 		e.mu.Unlock()
 		return 0, fmt.Errorf("%w: chat %s is not a host's", ErrInvalid, id)
 	}
-	var msgs []conversation.Message
-	next := c.LastSeq + 1
-	for _, msg := range tw.Messages {
-		if msg.Seq < next {
-			continue
-		}
-		if msg.Seq > next {
-			break
-		}
-		next++
-		msg.Seq = 0 // numbered again here, after LastSeq: the same numbers
-		msgs = append(msgs, msg)
-	}
+	msgs := newer(c.LastSeq, tw.Messages)
 	cost := max(tw.Spent-c.Spent, 0)
-	askMoved := askID(c.Ask) != askID(tw.Ask) || c.Running != tw.Running
-	var got conversation.Conversation
-	if len(msgs) > 0 || cost > 0 || askMoved {
-		if cost > 0 && m.cfg.Spending != nil {
-			if err := m.cfg.Spending.Spend(cost); err != nil {
-				e.mu.Unlock()
-				return c.LastSeq, errors.Join(errors.New("record this month's spend"), err)
-			}
-		}
-		got, err = m.updateLocked(e, func(c *conversation.Conversation) error {
-			c.Spent += cost
-			c.Running = tw.Running
-			c.Ask = nil
-			if tw.Ask != nil {
-				q := *tw.Ask
-				c.Ask = &q
-			}
-			return nil
-		}, msgs...)
-	} else {
-		got = c
+	moved := askID(c.Ask) != askID(tw.Ask) || c.Running != tw.Running
+	last := c.LastSeq
+	if len(msgs) > 0 || cost > 0 || moved {
+		last, err = m.keepTwin(e, tw, cost, msgs)
 	}
 	e.mu.Unlock()
 	if err != nil {
@@ -75,7 +46,48 @@ func (m *Manager) Mirror(id string, tw conversation.Twin) (uint64, error) {
 	if tw.Tainted {
 		m.taint(e, "the task read content from outside on "+c.Host)
 	}
-	return got.LastSeq, nil
+	return last, nil
+}
+
+// newer are the twin's messages that follow seq last, in one unbroken
+// run, numbered again from there (the same numbers).
+func newer(last uint64, twin []conversation.Message) []conversation.Message {
+	var msgs []conversation.Message
+	next := last + 1
+	for _, msg := range twin {
+		if msg.Seq < next {
+			continue
+		}
+		if msg.Seq > next {
+			break
+		}
+		next++
+		msg.Seq = 0 // updateLocked numbers it after LastSeq: the same number
+		msgs = append(msgs, msg)
+	}
+	return msgs
+}
+
+// keepTwin stores what the twin is at (replying, asking, cost spent
+// beyond what e has) with its newer messages, and records the spend in
+// the month; call with e.mu held. It returns the newest seq e has.
+func (m *Manager) keepTwin(e *entry, tw conversation.Twin, cost float64, msgs []conversation.Message) (uint64, error) {
+	if cost > 0 && m.cfg.Spending != nil {
+		if err := m.cfg.Spending.Spend(cost); err != nil {
+			return e.c.LastSeq, errors.Join(errors.New("record this month's spend"), err)
+		}
+	}
+	got, err := m.updateLocked(e, func(c *conversation.Conversation) error {
+		c.Spent += cost
+		c.Running = tw.Running
+		c.Ask = nil
+		if tw.Ask != nil {
+			q := *tw.Ask
+			c.Ask = &q
+		}
+		return nil
+	}, msgs...)
+	return got.LastSeq, err
 }
 
 func askID(q *ask.Question) string {

@@ -76,9 +76,6 @@ func joinConfigs(t *testing.T, out string, files ...string) {
 	}
 }
 
-// errorsAs is errors.As.
-func errorsAs(err error, target any) bool { return errors.As(err, target) }
-
 // A chat's background task on a host runs on the real Claude Code CLI
 // installed there, as the host's user in the host's home: in ask mode its
 // command asks first, the question is answered on this computer, the
@@ -96,10 +93,7 @@ func TestAChatTaskRunsOnClaudeCodeOnAHost(t *testing.T) {
 		return modelserver.Reply{Text: "Wrote who.txt on the host."}
 	})
 	r := startRemoteServe(t, s)
-	c, err := client.Dial(r.home)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := r.dial(t)
 	ctx := context.Background()
 	tr := readyHost(t, c, s)
 	if tr.Host.Status != "ready" || len(tr.Host.Providers) != 1 || tr.Host.Providers[0].ID != "claude" {
@@ -146,22 +140,9 @@ func TestAChatTaskRunsOnClaudeCodeOnAHost(t *testing.T) {
 		t.Fatal("the command ran before it was allowed")
 	}
 	// Its chat here shows the question too; the task takes the answer.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var p struct {
-			Conversation conversation.Conversation `json:"conversation"`
-		}
-		if err := c.Do(ctx, http.MethodGet, "/api/conversations/"+tk.ConversationID, nil, &p); err != nil {
-			t.Fatal(err)
-		}
-		if p.Conversation.Ask != nil && p.Conversation.Ask.ID == asked.Ask.ID {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("its chat here does not show the question: %+v", p.Conversation.Ask)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitChat(t, c, tk.ConversationID, "its chat here showing the question", 10*time.Second, func(p chatPage) bool {
+		return p.Conversation.Ask != nil && p.Conversation.Ask.ID == asked.Ask.ID
+	})
 	err = c.Do(ctx, http.MethodPost, "/api/conversations/"+tk.ConversationID+"/asks/"+asked.Ask.ID, map[string]any{"allow": true}, nil)
 	if apiErr := (*client.Error)(nil); !errors.As(err, &apiErr) || apiErr.Status != http.StatusBadRequest || !strings.Contains(apiErr.Message, "answer them on the task") {
 		t.Errorf("answering on the chat of a task on a host: %v", err)
@@ -187,18 +168,8 @@ func TestAChatTaskRunsOnClaudeCodeOnAHost(t *testing.T) {
 		t.Fatalf("who.txt on the host: %q %v (want the host's user %s)", b, err, s.User)
 	}
 
-	var page struct {
-		Conversation conversation.Conversation `json:"conversation"`
-		Messages     []conversation.Message    `json:"messages"`
-	}
-	if err := c.Do(ctx, http.MethodGet, "/api/conversations/"+tk.ConversationID, nil, &page); err != nil {
-		t.Fatal(err)
-	}
-	var said []string
-	for _, m := range page.Messages {
-		said = append(said, string(m.Kind)+": "+m.Text)
-	}
-	joined := strings.Join(said, "\n")
+	page := readChat(t, c, tk.ConversationID)
+	joined := page.said()
 	if page.Conversation.Host != "box" || page.Conversation.Ask != nil || !strings.Contains(joined, "user: Write who you are to who.txt") || !strings.Contains(joined, "assistant: Wrote who.txt on the host.") {
 		t.Errorf("its chat here (host %q):\n%s", page.Conversation.Host, joined)
 	}
@@ -208,27 +179,13 @@ func TestAChatTaskRunsOnClaudeCodeOnAHost(t *testing.T) {
 	if err := c.Do(ctx, http.MethodPost, "/api/conversations/"+tk.ConversationID+"/messages", map[string]string{"text": "and again"}, nil); err == nil {
 		t.Error("a message was taken by the chat of a task on a host: its turns run there")
 	}
-	deadline = time.Now().Add(10 * time.Second)
-	for {
-		var p struct {
-			Conversation conversation.Conversation `json:"conversation"`
-			Messages     []conversation.Message    `json:"messages"`
-		}
-		if err := c.Do(ctx, http.MethodGet, "/api/conversations/"+parent.ID, nil, &p); err != nil {
-			t.Fatal(err)
-		}
+	waitChat(t, c, parent.ID, "the chat it came from holding its result and spend", 10*time.Second, func(p chatPage) bool {
 		final := false
 		for _, m := range p.Messages {
 			final = final || m.TaskEvent != nil && m.TaskEvent.TaskID == tk.ID && m.TaskEvent.Status == task.Done
 		}
-		if final && p.Conversation.Spent > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the chat it came from: no result of it, or spent %v", p.Conversation.Spent)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return final && p.Conversation.Spent > 0
+	})
 }
 
 // waitHostTask returns the task once ok says so.
@@ -263,10 +220,7 @@ func TestAChatWorksOnAHost(t *testing.T) {
 		return modelserver.Reply{Text: "Wrote chat.txt from the host chat."}
 	})
 	r := startRemoteServe(t, s)
-	c, err := client.Dial(r.home)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := r.dial(t)
 	ctx := context.Background()
 	readyHost(t, c, s)
 	var conv conversation.Conversation
@@ -279,30 +233,10 @@ func TestAChatWorksOnAHost(t *testing.T) {
 	if conv.Host != "box" || conv.Provider != "claude-code" || conv.Cwd != "~" {
 		t.Fatalf("the chat as made: host %q provider %q cwd %q", conv.Host, conv.Provider, conv.Cwd)
 	}
-	type page struct {
-		Conversation conversation.Conversation `json:"conversation"`
-		Messages     []conversation.Message    `json:"messages"`
-	}
-	read := func() page {
-		var p page
-		if err := c.Do(ctx, http.MethodGet, "/api/conversations/"+conv.ID, nil, &p); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	type page = chatPage
 	waitChat := func(what string, ok func(page) bool) page {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			p := read()
-			if ok(p) {
-				return p
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the chat did not come to %s: running %v ask %+v, %d messages", what, p.Conversation.Running, p.Conversation.Ask, len(p.Messages))
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		return waitChat(t, c, conv.ID, what, 60*time.Second, ok)
 	}
 	// Two clients send at once: one message is taken, the other refused
 	// while the chat replies there.
@@ -326,9 +260,7 @@ func TestAChatWorksOnAHost(t *testing.T) {
 	_ = r.srv.Cmd.Process.Signal(syscall.SIGKILL)
 	_ = r.srv.Cmd.Wait()
 	r.start(t)
-	if c, err = client.Dial(r.home); err != nil {
-		t.Fatal(err)
-	}
+	c = r.dial(t)
 	again := waitChat("the question again, after the restart", func(p page) bool { return p.Conversation.Ask != nil })
 	if again.Conversation.Ask.ID != asked.Conversation.Ask.ID {
 		t.Fatalf("after the restart the chat asks %+v, not the question it waited on", again.Conversation.Ask)
@@ -336,13 +268,7 @@ func TestAChatWorksOnAHost(t *testing.T) {
 	if err := c.Do(ctx, http.MethodPost, "/api/conversations/"+conv.ID+"/asks/"+asked.Conversation.Ask.ID, map[string]bool{"allow": true}, nil); err != nil {
 		t.Fatal(err)
 	}
-	said := func(p page) string {
-		var lines []string
-		for _, m := range p.Messages {
-			lines = append(lines, string(m.Kind)+": "+m.Text)
-		}
-		return strings.Join(lines, "\n")
-	}
+	said := func(p page) string { return p.said() }
 	done := waitChat("its reply", func(p page) bool {
 		return !p.Conversation.Running && strings.Contains(said(p), "assistant: Wrote chat.txt from the host chat.")
 	})
@@ -361,7 +287,7 @@ func TestAChatWorksOnAHost(t *testing.T) {
 		return !p.Conversation.Running && strings.Contains(said(p), "assistant: Second answer, from the host.")
 	})
 	// Its background task stays in its folder there, as a chat's here does.
-	err = c.Do(ctx, http.MethodPost, "/api/tasks", map[string]any{"text": "Look elsewhere", "conversationId": conv.ID, "options": map[string]string{"cwd": "~/elsewhere"}}, nil)
+	err := c.Do(ctx, http.MethodPost, "/api/tasks", map[string]any{"text": "Look elsewhere", "conversationId": conv.ID, "options": map[string]string{"cwd": "~/elsewhere"}}, nil)
 	if apiErr := (*client.Error)(nil); !errors.As(err, &apiErr) || apiErr.Status != http.StatusBadRequest || !strings.Contains(apiErr.Message, "works in the chat's folder (box:~)") {
 		t.Errorf("a task of a chat on a host in another folder there: %v, want a 400", err)
 	}
@@ -417,10 +343,7 @@ func TestAnAPIModelWorksOnAHostWithYourOK(t *testing.T) {
 		return modelserver.Reply{Text: "Wrote api.txt on the host."}
 	}, chatcompletions.Models("test-model"))
 	r := startRemoteServe(t, s)
-	c, err := client.Dial(r.home)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := r.dial(t)
 	ctx := context.Background()
 	tr := readyHost(t, c, s)
 	if err := c.Do(ctx, http.MethodPut, "/api/providers/scripted", map[string]any{"kind": "openai", "name": "Scripted", "baseUrl": model.BaseURL(), "model": "test-model", "apiKey": secret}, nil); err != nil {
@@ -503,10 +426,7 @@ func TestAChatOnAHostWhoseTwinIsGoneSettles(t *testing.T) {
 		return modelserver.Reply{Calls: []modelserver.Call{agentrig.Agents[0].Run("id -un > gone.txt")}}
 	})
 	r := startRemoteServe(t, s)
-	c, err := client.Dial(r.home)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := r.dial(t)
 	ctx := context.Background()
 	readyHost(t, c, s)
 	var conv conversation.Conversation
@@ -516,15 +436,7 @@ func TestAChatOnAHostWhoseTwinIsGoneSettles(t *testing.T) {
 	if err := c.Do(ctx, http.MethodPost, "/api/conversations/"+conv.ID+"/messages", map[string]string{"text": "Write who you are"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	read := func() conversation.Conversation {
-		var p struct {
-			Conversation conversation.Conversation `json:"conversation"`
-		}
-		if err := c.Do(ctx, http.MethodGet, "/api/conversations/"+conv.ID, nil, &p); err != nil {
-			t.Fatal(err)
-		}
-		return p.Conversation
-	}
+	read := func() conversation.Conversation { return readChat(t, c, conv.ID).Conversation }
 	deadline := time.Now().Add(60 * time.Second)
 	for read().Ask == nil {
 		if time.Now().After(deadline) {
@@ -553,9 +465,61 @@ func TestAChatOnAHostWhoseTwinIsGoneSettles(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	// Its next message is refused, saying so: a new twin would start over.
-	err = c.Do(ctx, http.MethodPost, "/api/conversations/"+conv.ID+"/messages", map[string]string{"text": "Again"}, nil)
+	err := c.Do(ctx, http.MethodPost, "/api/conversations/"+conv.ID+"/messages", map[string]string{"text": "Again"}, nil)
 	var apiErr *client.Error
 	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusConflict || !strings.Contains(apiErr.Message, "is gone") {
 		t.Fatalf("a message to a chat whose twin is gone: %v, want a 409 saying so", err)
+	}
+}
+
+// dial is a client of the Conch the rig serves.
+func (r *remoteServe) dial(t *testing.T) *client.Client {
+	t.Helper()
+	c, err := client.Dial(r.home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// chatPage is a chat and its newest messages, as GET
+// /api/conversations/:id answers.
+type chatPage struct {
+	Conversation conversation.Conversation `json:"conversation"`
+	Messages     []conversation.Message    `json:"messages"`
+}
+
+// said is the chat's messages, a line each: "kind: text".
+func (p chatPage) said() string {
+	lines := make([]string, 0, len(p.Messages))
+	for _, m := range p.Messages {
+		lines = append(lines, string(m.Kind)+": "+m.Text)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// readChat reads chat id.
+func readChat(t *testing.T, c *client.Client, id string) chatPage {
+	t.Helper()
+	var p chatPage
+	if err := c.Do(context.Background(), http.MethodGet, "/api/conversations/"+id, nil, &p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// waitChat returns chat id once ok says so, failing the test after d.
+func waitChat(t *testing.T, c *client.Client, id, what string, d time.Duration, ok func(chatPage) bool) chatPage {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		p := readChat(t, c, id)
+		if ok(p) {
+			return p
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the chat did not come to %s: running %v ask %+v, %d messages\n%s", what, p.Conversation.Running, p.Conversation.Ask, len(p.Messages), p.said())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

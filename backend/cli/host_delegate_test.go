@@ -5,6 +5,7 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
 	"os/exec"
@@ -122,10 +123,7 @@ func TestADelegateSplitsAcrossTwoHostsAndHere(t *testing.T) {
 	}, chatcompletions.Models("test-model"))
 
 	r := startRemoteServe(t, one)
-	c, err := client.Dial(r.home)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := r.dial(t)
 	ctx := context.Background()
 	// Each host has its own ssh config; the desktop reads one file that
 	// names both.
@@ -223,9 +221,9 @@ func TestADelegateSplitsAcrossTwoHostsAndHere(t *testing.T) {
 	}
 	// The second host's repository is another one: the clone here lacks
 	// the commit its branch started from, so nothing is fetched.
-	err = c.Do(ctx, http.MethodPost, "/api/tasks/"+byTitle["Two"].ID+"/fetch", nil, nil)
+	err := c.Do(ctx, http.MethodPost, "/api/tasks/"+byTitle["Two"].ID+"/fetch", nil, nil)
 	var apiErr *client.Error
-	if !errorsAs(err, &apiErr) || apiErr.Status != http.StatusConflict || !strings.Contains(apiErr.Message, "not a clone of the same repository") {
+	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusConflict || !strings.Contains(apiErr.Message, "not a clone of the same repository") {
 		t.Errorf("fetching from another repository: %v", err)
 	}
 }
@@ -253,10 +251,7 @@ func TestToolsOnAnUnknownOrDownHostStartNothing(t *testing.T) {
 		return modelserver.Reply{Text: "?"}
 	}, chatcompletions.Models("test-model"))
 	r := startRemoteServe(t, s)
-	c, err := client.Dial(r.home)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := r.dial(t)
 	ctx := context.Background()
 	readyHost(t, c, s)
 	if err := c.Do(ctx, http.MethodPut, "/api/providers/scripted", map[string]any{"kind": "openai", "name": "Scripted", "baseUrl": model.BaseURL(), "model": "test-model"}, nil); err != nil {
@@ -276,25 +271,14 @@ func TestToolsOnAnUnknownOrDownHostStartNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		reply := ""
-		deadline := time.Now().Add(60 * time.Second)
-		for reply == "" {
-			var p struct {
-				Conversation conversation.Conversation `json:"conversation"`
-				Messages     []conversation.Message    `json:"messages"`
-			}
-			if err := c.Do(ctx, http.MethodGet, "/api/conversations/"+conv.ID, nil, &p); err != nil {
-				t.Fatal(err)
-			}
+		waitChat(t, c, conv.ID, c2.say+": a reply after the tool", 60*time.Second, func(p chatPage) bool {
 			for _, m := range p.Messages {
 				if m.Kind == conversation.Assistant && strings.HasPrefix(m.Text, "Tool said: ") && !p.Conversation.Running {
 					reply = m.Text
 				}
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: no reply after the tool", c2.say)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			return reply != ""
+		})
 		t.Logf("%s: %s", c2.say, reply)
 		if low := strings.ToLower(reply); !strings.Contains(low, strings.ToLower(c2.want)) || !strings.Contains(low, "nothing was started") {
 			t.Errorf("%s: the tool said %q, want it to say %q and that nothing was started", c2.say, reply, c2.want)

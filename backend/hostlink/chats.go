@@ -12,6 +12,7 @@ import (
 	"conch/backend/client"
 	"conch/backend/conversation"
 	"conch/backend/errcode"
+	"conch/backend/remote"
 )
 
 // The person's chats on a host (SPEC §6) have a twin there, the runner's
@@ -117,11 +118,7 @@ func (l *Links) ensureTwin(ctx context.Context, r *runner, c conversation.Conver
 		// messages no longer those here, seq for seq.
 		return fmt.Errorf("this chat's other half on %s is gone (its Conch there lost it); start a new chat there: %w", c.Host, errcode.ErrConflict)
 	}
-	cwd := c.Cwd
-	if cwd == "~" || strings.HasPrefix(cwd, "~/") {
-		cwd = r.home + cwd[1:]
-	}
-	req := map[string]any{"id": c.ID, "title": c.Title, "provider": c.Provider, "model": c.Model, "mode": c.Mode, "cwd": cwd, "limit": c.Limit}
+	req := map[string]any{"id": c.ID, "title": c.Title, "provider": c.Provider, "model": c.Model, "mode": c.Mode, "cwd": remote.AtHome(c.Cwd, r.home), "limit": c.Limit}
 	err = r.Do(ctx, http.MethodPost, "/api/conversations", req, nil)
 	if errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict {
 		return nil // made by a call whose answer was lost

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
 	"conch/backend/client"
 	"conch/backend/errcode"
+	"conch/backend/remote"
 	"conch/backend/remote/ssh"
 	"conch/backend/task"
 	"conch/backend/taskrun"
@@ -246,10 +246,7 @@ func (x *execution) place(ctx context.Context, c *runner) error {
 // powers, a folder under ~ written as the home there.
 func (x *execution) request(c *runner) taskrun.CreateRequest {
 	t := x.run.Task
-	cwd := t.Cwd
-	if cwd == "~" || strings.HasPrefix(cwd, "~/") {
-		cwd = c.home + cwd[1:]
-	}
+	cwd := remote.AtHome(t.Cwd, c.home)
 	req := taskrun.CreateRequest{Text: t.Text, Title: t.Title, Options: taskrun.Options{
 		ID: t.ID, Provider: t.Provider, Model: t.Model, Mode: string(t.Mode), Cwd: cwd,
 		Check: t.Check, CheckRetries: &t.CheckRetries, Tainted: x.sent.Tainted, Limit: x.sent.Limit,

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"conch/backend/remote"
 	"conch/backend/store"
 	"conch/backend/task"
 )
@@ -118,7 +119,7 @@ func Validate(t task.Task) error {
 // runner checks there.
 func validateCwd(t task.Task) error {
 	if t.Host != "" {
-		if t.Cwd != "~" && !strings.HasPrefix(t.Cwd, "~/") && !strings.HasPrefix(t.Cwd, "/") || strings.ContainsRune(t.Cwd, 0) {
+		if !remote.HostFolder(t.Cwd) {
 			return fmt.Errorf("%w: folder %q on %s is neither ~, ~/… nor an absolute path", ErrInvalid, t.Cwd, t.Host)
 		}
 		return nil
