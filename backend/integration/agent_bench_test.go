@@ -25,13 +25,10 @@ import (
 // markers numbers the prompts of a test binary's run, so no two share one.
 var markers atomic.Int64
 
-// agentRuns is how many sends each first-request benchmark times, of
-// which it reports the median.
-const agentRuns = 5
+// agentRuns is how many sends each first-request benchmark times, and
+// as many direct starts beside them, of which it reports the medians.
+const agentRuns = 9
 
-// arrivals notes when each prompt's first model request arrived at the
-// scripted servers, and can keep tasks working until let go (to read
-// memory while they run).
 type arrivals struct {
 	mu      sync.Mutex
 	first   map[string]time.Time // by the prompt's marker
@@ -168,72 +165,82 @@ var directArgs = map[string]func(prompt string) []string{
 
 // BenchmarkAgentFirstRequest is the time from Send in a new chat of each
 // coding-agent CLI, in a real conch serve, to that CLI's first model
-// request (first-ms, the median of agentRuns sends); its limit is
-// BenchmarkRawAgentFirstRequest, the same CLI with the same prompt
-// started directly.
+// request (first-ms, the median of agentRuns sends), and its limit: the
+// same CLI with the same prompt started directly (direct-ms, the median
+// of as many starts). A CLI's start varies by a tenth or more from one
+// run to the next as the machine's load moves, so the two are measured
+// in turns, one send then one start, each round beginning with the other
+// of the two, rather than all sends and then all starts.
 func BenchmarkAgentFirstRequest(b *testing.B) {
-	s, arr, _ := agentServe(b)
+	s, arr, env := agentServe(b)
 	for _, a := range agentrig.Agents {
 		b.Run(a.Kind, func(b *testing.B) {
-			var times []time.Duration
+			bin := agentbin.Path(b, a.Kind)
+			var viaConch, direct []time.Duration
 			for b.Loop() {
 				for i := range agentRuns {
-					dir := b.TempDir()
-					var c conversation.Conversation
-					body := fmt.Sprintf(`{"provider":%q,"mode":"auto","cwd":%q}`, registryID(a), dir)
-					if code := s.call(b, "POST", "/api/conversations", body, &c); code != 201 {
-						b.Fatalf("make a %s chat: %d", a.Name, code)
+					send := func() { viaConch = append(viaConch, sendFirst(b, s, arr, a, i)) }
+					start := func() { direct = append(direct, startFirst(b, arr, env, bin, a, i)) }
+					if i%2 == 0 {
+						send()
+						start()
+					} else {
+						start()
+						send()
 					}
-					mk := fmt.Sprintf("c-%s-%d-%d", a.ID, markers.Add(1), i)
-					sent := time.Now()
-					if code := s.call(b, "POST", "/api/conversations/"+c.ID+"/messages", `{"text":"BENCH `+mk+`: say done"}`, nil); code != 202 {
-						b.Fatalf("send: %d", code)
-					}
-					times = append(times, arr.wait(b, mk).Sub(sent))
-					waitIdle(b, s, c.ID)
 				}
 			}
 			b.StopTimer()
-			reportMedian(b, times, "first-ms")
+			reportMedian(b, viaConch, "first-ms")
+			reportMedian(b, direct, "direct-ms")
 		})
 	}
 }
 
-// BenchmarkRawAgentFirstRequest is the limit of BenchmarkAgentFirstRequest:
-// each CLI started directly (directArgs) in the same environment, timed
-// from its start to its first model request.
-func BenchmarkRawAgentFirstRequest(b *testing.B) {
-	_, arr, env := agentServe(b)
-	for _, a := range agentrig.Agents {
-		b.Run(a.Kind, func(b *testing.B) {
-			bin := agentbin.Path(b, a.Kind)
-			var times []time.Duration
-			for b.Loop() {
-				for i := range agentRuns {
-					mk := fmt.Sprintf("d-%s-%d-%d", a.ID, markers.Add(1), i)
-					cmd := exec.Command(bin, directArgs[a.Kind]("BENCH "+mk+": say done")...)
-					cmd.Dir, cmd.Env = b.TempDir(), append(os.Environ(), env...)
-					var out strings.Builder
-					cmd.Stdout, cmd.Stderr = &out, &out
-					began := time.Now()
-					if err := cmd.Start(); err != nil {
-						b.Fatal(err)
-					}
-					exited := make(chan string, 1)
-					go func() {
-						err := cmd.Wait()
-						exited <- fmt.Sprintf("%v\n%s", err, out.String())
-					}()
-					times = append(times, arr.wait(b, mk, exited).Sub(began))
-					if res := <-exited; !strings.HasPrefix(res, "<nil>") {
-						b.Fatalf("%s on its own: %s", a.Name, res)
-					}
-				}
-			}
-			b.StopTimer()
-			reportMedian(b, times, "first-ms")
-		})
+// sendFirst makes a new chat of agent a in s and sends it a prompt: how
+// long from the Send until the CLI's model heard it. It returns once the
+// chat's turn has ended.
+func sendFirst(b *testing.B, s *server, arr *arrivals, a agentrig.Agent, i int) time.Duration {
+	b.Helper()
+	var c conversation.Conversation
+	body := fmt.Sprintf(`{"provider":%q,"mode":"auto","cwd":%q}`, registryID(a), b.TempDir())
+	if code := s.call(b, "POST", "/api/conversations", body, &c); code != 201 {
+		b.Fatalf("make a %s chat: %d", a.Name, code)
 	}
+	mk := fmt.Sprintf("c-%s-%d-%d", a.ID, markers.Add(1), i)
+	sent := time.Now()
+	if code := s.call(b, "POST", "/api/conversations/"+c.ID+"/messages", `{"text":"BENCH `+mk+`: say done"}`, nil); code != 202 {
+		b.Fatalf("send: %d", code)
+	}
+	took := arr.wait(b, mk).Sub(sent)
+	waitIdle(b, s, c.ID)
+	return took
+}
+
+// startFirst starts the CLI bin directly (directArgs) in the same
+// environment with a prompt: how long from its start until its model
+// heard the prompt. It returns once the CLI has ended.
+func startFirst(b *testing.B, arr *arrivals, env []string, bin string, a agentrig.Agent, i int) time.Duration {
+	b.Helper()
+	mk := fmt.Sprintf("d-%s-%d-%d", a.ID, markers.Add(1), i)
+	cmd := exec.Command(bin, directArgs[a.Kind]("BENCH "+mk+": say done")...)
+	cmd.Dir, cmd.Env = b.TempDir(), append(os.Environ(), env...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	began := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	exited := make(chan string, 1)
+	go func() {
+		err := cmd.Wait()
+		exited <- fmt.Sprintf("%v\n%s", err, out.String())
+	}()
+	took := arr.wait(b, mk, exited).Sub(began)
+	if res := <-exited; !strings.HasPrefix(res, "<nil>") {
+		b.Fatalf("%s on its own: %s", a.Name, res)
+	}
+	return took
 }
 
 // BenchmarkAgentTaskMemory is how much Conch's own resident memory grows
