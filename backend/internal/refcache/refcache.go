@@ -43,6 +43,9 @@ type Cache[K comparable, V Entry] struct {
 	mayGo func(V) bool
 	m     map[K]V
 	tick  int64
+	// skip is how many Trims pass without looking, after one that left
+	// more than twice keep entries because the rest may not go yet.
+	skip int
 }
 
 // New returns an empty cache guarded by l. Once it holds more than twice
@@ -112,9 +115,18 @@ func (c *Cache[K, V]) Len() int { return len(c.m) }
 func (c *Cache[K, V]) All() iter.Seq2[K, V] { return maps.All(c.m) }
 
 // Trim drops, once more than twice keep entries are kept, the least
-// recently acquired of those that may go, down to keep of them.
+// recently acquired of those that may go, down to keep of them. When what
+// is left is still more than twice keep (held, or not allowed to go, as a
+// long queue's tasks are), the next keep Trims do not look again: each
+// look reads every entry, and a release that looked each time would make
+// a cache of n such entries cost n at every release.
 func (c *Cache[K, V]) Trim() {
 	if len(c.m) <= 2*c.keep {
+		c.skip = 0
+		return
+	}
+	if c.skip > 0 {
+		c.skip--
 		return
 	}
 	lru.Trim(c.m, c.keep, func(v V) (bool, int64) {
@@ -124,4 +136,7 @@ func (c *Cache[K, V]) Trim() {
 		}
 		return c.mayGo(v), n.used
 	})
+	if len(c.m) > 2*c.keep {
+		c.skip = c.keep
+	}
 }

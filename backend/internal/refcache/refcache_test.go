@@ -129,6 +129,50 @@ func TestHoldKeepsAnEntryUntilReleased(t *testing.T) {
 	}
 }
 
+// A cache whose entries mostly may not go yet (a long queue's tasks)
+// cannot be trimmed; a release then must not read every entry each time,
+// yet what may go still goes within keep releases.
+func TestACacheThatCannotShrinkIsNotReadWholeAtEachRelease(t *testing.T) {
+	const keep, stuck, releases = 64, 2000, 2000
+	looked := 0
+	r := newRig(keep, func(e *entry) bool { looked++; return e.final })
+	r.mu.Lock()
+	for i := range stuck {
+		r.c.Put(fmt.Sprint("queued", i), &entry{}) // not final: may not go
+	}
+	r.mu.Unlock()
+	for i := range releases {
+		_, release := r.acquire(t, fmt.Sprint("k", i))
+		release()
+	}
+	// Each look reads at most every entry; one in keep+1 releases looks.
+	if most := (releases/(keep+1) + 1) * (stuck + 3*keep); looked > most {
+		t.Fatalf("%d releases read %d entries; want at most %d (a look every %d releases)", releases, looked, most, keep+1)
+	}
+	r.mu.Lock()
+	n := r.c.Len()
+	r.mu.Unlock()
+	if n > stuck+3*keep+1 {
+		t.Fatalf("kept %d entries; want at most the %d that may not go and %d others", n, stuck, 3*keep+1)
+	}
+	// Once the queue has gone, the cache comes back to its size.
+	r.mu.Lock()
+	for i := range stuck {
+		r.c.Remove(fmt.Sprint("queued", i))
+	}
+	r.mu.Unlock()
+	for i := range keep + 2 {
+		_, release := r.acquire(t, fmt.Sprint("late", i))
+		release()
+	}
+	r.mu.Lock()
+	n = r.c.Len()
+	r.mu.Unlock()
+	if n > 2*keep {
+		t.Fatalf("kept %d entries once nothing was stuck; want at most %d", n, 2*keep)
+	}
+}
+
 func TestRemoveMakesTheNextAcquireLoadAgain(t *testing.T) {
 	r := newRig(4, nil)
 	a, release := r.acquire(t, "a")
