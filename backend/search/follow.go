@@ -2,6 +2,8 @@ package search
 
 import (
 	"context"
+	"encoding/json"
+	"hash/maphash"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -22,6 +24,10 @@ const (
 	flushAt    = 512
 )
 
+// wroteMax bounds how many documents the follower remembers writing
+// (Index.wrote): past it, it forgets them all and starts again.
+const wroteMax = 4096
+
 // follow indexes what the bus says changed, a batch at a time, until ctx
 // ends. Dropped for falling behind, it subscribes again and rebuilds.
 func (x *Index) follow(ctx context.Context, sub *event.Subscription) {
@@ -39,6 +45,7 @@ func (x *Index) follow(ctx context.Context, sub *event.Subscription) {
 		}
 		if err := idx.Batch(b); err != nil {
 			x.cfg.Log.Warn("write the search index", "err", err)
+			clear(x.wrote) // not written after all
 		}
 		b.Reset()
 	}
@@ -55,6 +62,7 @@ func (x *Index) follow(ctx context.Context, sub *event.Subscription) {
 				return
 			}
 			sub = x.cfg.Bus.Subscribe(followBuffer)
+			clear(x.wrote)
 			x.rebuild(ctx)
 		case ev := <-sub.C():
 			x.take(idx, b, ev)
@@ -124,8 +132,15 @@ func (x *Index) outputOf(t task.Task) []byte {
 }
 
 // put adds a document to the follower's batch (rec nil: removes it),
-// marking it newer than what a running rebuild read.
+// marking it newer than what a running rebuild read. A document the
+// follower last wrote just as rec is left as it is: most changes to a
+// task (its output growing, its current step, its notification noted)
+// leave what is searched of it unchanged, and each write costs the index
+// a deletion to merge away.
 func (x *Index) put(b *bleve.Batch, id string, rec any) {
+	if x.unchanged(id, rec) {
+		return
+	}
 	x.tmu.Lock()
 	if x.touched != nil {
 		x.touched[id] = true
@@ -158,4 +173,26 @@ func (x *Index) forgetTask(idx bleve.Index, b *bleve.Batch, id string) {
 			return
 		}
 	}
+}
+
+// unchanged says whether the follower's last write of id was rec, and
+// notes rec as its last write.
+func (x *Index) unchanged(id string, rec any) bool {
+	if rec == nil {
+		delete(x.wrote, id)
+		return false
+	}
+	j, err := json.Marshal(rec)
+	if err != nil {
+		return false
+	}
+	sum := maphash.Bytes(x.seed, j)
+	if last, ok := x.wrote[id]; ok && last == sum {
+		return true
+	}
+	if len(x.wrote) >= wroteMax {
+		clear(x.wrote)
+	}
+	x.wrote[id] = sum
+	return false
 }

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -75,6 +76,12 @@ type Index struct {
 	// follower's mark it could miss.
 	tmu     sync.Mutex
 	touched map[string]bool
+
+	// wrote is, of the documents the follower wrote lately, a hash of
+	// each one's record (see put); seed is its hash's. Only the
+	// follower's goroutine uses them.
+	wrote map[string]uint64
+	seed  maphash.Seed
 }
 
 // New returns an index; it opens nothing until Start.
@@ -82,7 +89,7 @@ func New(cfg Config) *Index {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Index{cfg: cfg}
+	return &Index{cfg: cfg, wrote: map[string]uint64{}, seed: maphash.MakeSeed()}
 }
 
 // meta is what the index records of itself.

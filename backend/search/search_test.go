@@ -149,6 +149,34 @@ func TestAWordOnlyInATasksOutputIsFound(t *testing.T) {
 	}
 }
 
+// Most changes to a task leave what is searched of it as it was (its
+// output growing, its notification noted): those write nothing to the
+// index, even a batch apart; a change to what is searched (its status) is
+// written.
+func TestAChangeThatLeavesATaskAsItWasWritesNothing(t *testing.T) {
+	r := newRig(t)
+	r.start(t, "")
+	tk := r.task(t, "Build the docs", "make docs", "")
+	r.found(t, search.Query{Q: "docs"})
+	eventually(t, "the task's write", func() bool { return r.idx.Updates() == 1 })
+	for i := range 4 {
+		c := tk.Clone()
+		c.OutputBytes = int64(100 * (i + 1))
+		c.Notified = i >= 2
+		r.bus.Publish(event.Event{Type: event.TaskChanged, Task: &c, Prev: task.Done})
+		time.Sleep(150 * time.Millisecond) // each in a batch of its own
+	}
+	changed := tk.Clone()
+	changed.Status = task.Failed
+	r.bus.Publish(event.Event{Type: event.TaskChanged, Task: &changed, Prev: task.Done})
+	r.found(t, search.Query{Q: "docs", Status: string(task.Failed)})
+	eventually(t, "the new status's write", func() bool { return r.idx.Updates() >= 2 })
+	time.Sleep(300 * time.Millisecond)
+	if n := r.idx.Updates(); n != 2 {
+		t.Fatalf("the index was handed %d writes; want 2 (the task, then its new status), none for the changes that left it as it was", n)
+	}
+}
+
 func TestAPhraseMatchesOnlyAsWritten(t *testing.T) {
 	r := newRig(t)
 	r.start(t, "one")
