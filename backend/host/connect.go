@@ -84,40 +84,62 @@ type AcceptRequest struct {
 // system, the runner and the coding-agent CLIs. What the connection met
 // (an unknown or changed key, a password prompt) is the host's status,
 // not an error: the error is for a host that is not there to test.
+//
+// A key accepted while the test ran makes what it met stale: it tests
+// again rather than show the key as unknown once more.
 func (s *Service) Test(ctx context.Context, id string) (TestResult, error) {
 	start := time.Now()
+	for {
+		res, stale, err := s.test(ctx, id)
+		if !stale {
+			res.Took = time.Since(start).Milliseconds()
+			return res, err
+		}
+	}
+}
+
+// test is one try of Test; stale says a key was accepted since it began
+// and it met the key as unknown, and nothing was stored.
+func (s *Service) test(ctx context.Context, id string) (_ TestResult, stale bool, _ error) {
 	s.mu.Lock()
 	h, err := s.get(id)
 	if err != nil {
 		s.mu.Unlock()
-		return TestResult{}, err
+		return TestResult{}, false, err
 	}
-	snap := *h
+	snap, accepts := *h, s.accepts[id]
 	s.mu.Unlock()
 	t, err := ssh.ParseTarget(snap.Target)
 	if err != nil {
-		return TestResult{}, err
+		return TestResult{}, false, err
 	}
 	res, runErr := s.cfg.SSH.Run(ctx, t, probe)
 	if runErr != nil && ctx.Err() != nil {
-		return TestResult{}, fmt.Errorf("test %s: %w", snap.Name, ctx.Err())
+		return TestResult{}, false, fmt.Errorf("test %s: %w", snap.Name, ctx.Err())
 	}
 	var key ssh.Key
 	var scanErr error
-	if k := kindOf(runErr); k == ssh.UnknownKey {
+	unknown := kindOf(runErr) == ssh.UnknownKey
+	if unknown {
 		var e *ssh.Error
 		errors.As(runErr, &e)
 		key, scanErr = s.cfg.SSH.Scan(ctx, t, e.KeyType)
+	}
+	if s.probed != nil {
+		s.probed()
 	}
 	now := s.cfg.Now().UTC()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, err := s.get(id)
 	if err != nil {
-		return TestResult{}, err
+		return TestResult{}, false, err
 	}
 	if cur.Target != snap.Target {
-		return TestResult{}, fmt.Errorf("%w: host %s was pointed at %s while it was tested; test it again", ErrConflict, snap.Name, cur.Target)
+		return TestResult{}, false, fmt.Errorf("%w: host %s was pointed at %s while it was tested; test it again", ErrConflict, snap.Name, cur.Target)
+	}
+	if unknown && s.accepts[id] != accepts {
+		return TestResult{}, true, nil
 	}
 	next := *cur
 	next.TestedAt = &now
@@ -129,9 +151,9 @@ func (s *Service) Test(ctx context.Context, id string) (TestResult, error) {
 	}
 	stored, err := s.put(next)
 	if err != nil {
-		return TestResult{}, fmt.Errorf("test %s: %w", snap.Name, err)
+		return TestResult{}, false, fmt.Errorf("test %s: %w", snap.Name, err)
 	}
-	return TestResult{Host: stored, Runner: runner, Took: time.Since(start).Milliseconds()}, nil
+	return TestResult{Host: stored, Runner: runner}, false, nil
 }
 
 // found reads the probe's lines into h.
@@ -222,6 +244,7 @@ func (s *Service) AcceptKey(id string, req AcceptRequest) (store.Host, error) {
 	if err != nil {
 		return store.Host{}, fmt.Errorf("accept the key of %s: %w", h.Name, err)
 	}
+	s.accepts[id]++
 	s.wake(id)
 	return stored, nil
 }

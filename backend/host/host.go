@@ -70,6 +70,12 @@ type Service struct {
 	// accepted is closed, and replaced, when a host's key is accepted,
 	// waking the connections that wait for it.
 	accepted map[string]chan struct{}
+	// accepts counts each host's accepted keys, so a test that met the
+	// unknown key before an accept does not put it back as unknown.
+	accepts map[string]uint64
+	// probed, when set (tests), runs after a test's connection and before
+	// what it met is stored: where an accept can come in between.
+	probed func()
 }
 
 // New returns a Service; Start loads the stored hosts.
@@ -80,7 +86,7 @@ func New(cfg Config) *Service {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	return &Service{cfg: cfg, hosts: map[string]*store.Host{}, accepted: map[string]chan struct{}{}}
+	return &Service{cfg: cfg, hosts: map[string]*store.Host{}, accepted: map[string]chan struct{}{}, accepts: map[string]uint64{}}
 }
 
 // Start loads the hosts from the store.
@@ -288,6 +294,7 @@ func (s *Service) Delete(id string) error {
 		return fmt.Errorf("remove host %s: %w", id, err)
 	}
 	delete(s.hosts, id)
+	delete(s.accepts, id)
 	if s.cfg.Bus != nil {
 		s.cfg.Bus.Publish(event.Event{Type: event.HostChanged, ID: id})
 	}
