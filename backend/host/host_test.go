@@ -75,40 +75,6 @@ func put(t *testing.T, s *sshd.Server, rel, text string, mode os.FileMode) {
 // TestUnknownKeyWaitsForTheOK: a new host's key is shown with its
 // fingerprint and nothing signs in; a connection waits until the person
 // accepts that key, then runs as the host's user in its home, and a test
-// A key accepted while a test of the host was under way, after its
-// connection met the key as unknown, stays accepted: the test tries again
-// rather than put the unknown key back for a second OK, which no one would
-// give (a connection waiting for the first would wait for ever).
-func TestAKeyAcceptedWhileATestRunsStaysAccepted(t *testing.T) {
-	s := sshd.Start(t, sshd.Options{})
-	svc := setup(t, s)
-	ctx := context.Background()
-	add(t, svc, "devbox", s.Alias)
-	put(t, s, RunnerDir+"/1.2.3/conch", "#!/bin/sh\n", 0o755)
-	r, err := svc.Test(ctx, "devbox")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Host.Status != store.HostUnknownKey {
-		t.Fatalf("first test: %+v", r.Host)
-	}
-	probes := 0
-	svc.probed = func() {
-		if probes++; probes == 1 {
-			if _, err := svc.AcceptKey("devbox", AcceptRequest{Fingerprint: r.Host.Fingerprint}); err != nil {
-				t.Errorf("accept: %v", err)
-			}
-		}
-	}
-	got, err := svc.Test(ctx, "devbox")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h := got.Host; h.Status != store.HostReady || h.Fingerprint != "" || h.User != s.User || probes != 2 {
-		t.Fatalf("after an accept during the test (%d probes): %+v; want ready, tested again", probes, h)
-	}
-}
-
 // then finds the system, the runner and the CLIs there.
 func TestUnknownKeyWaitsForTheOK(t *testing.T) {
 	s := sshd.Start(t, sshd.Options{})
@@ -170,6 +136,40 @@ func TestUnknownKeyWaitsForTheOK(t *testing.T) {
 	}
 	if !r.Runner.Present || h.Version != "1.2.3" {
 		t.Fatalf("runner: %+v, version %q", r.Runner, h.Version)
+	}
+}
+
+// A key accepted while a test of the host was under way, after its
+// connection met the key as unknown, stays accepted: the test tries again
+// rather than put the unknown key back for a second OK, which no one would
+// give (a connection waiting for the first would wait for ever).
+func TestAKeyAcceptedWhileATestRunsStaysAccepted(t *testing.T) {
+	s := sshd.Start(t, sshd.Options{})
+	svc := setup(t, s)
+	ctx := context.Background()
+	add(t, svc, "devbox", s.Alias)
+	put(t, s, RunnerDir+"/1.2.3/conch", "#!/bin/sh\n", 0o755)
+	r, err := svc.Test(ctx, "devbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Host.Status != store.HostUnknownKey {
+		t.Fatalf("first test: %+v", r.Host)
+	}
+	probes := 0
+	svc.probed = func() {
+		if probes++; probes == 1 {
+			if _, err := svc.AcceptKey("devbox", AcceptRequest{Fingerprint: r.Host.Fingerprint}); err != nil {
+				t.Errorf("accept: %v", err)
+			}
+		}
+	}
+	got, err := svc.Test(ctx, "devbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := got.Host; h.Status != store.HostReady || h.Fingerprint != "" || h.User != s.User || probes != 2 {
+		t.Fatalf("after an accept during the test (%d probes): %+v; want ready, tested again", probes, h)
 	}
 }
 

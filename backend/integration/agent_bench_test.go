@@ -29,6 +29,9 @@ var markers atomic.Int64
 // as many direct starts beside them, of which it reports the medians.
 const agentRuns = 9
 
+// arrivals notes when each prompt's first model request arrived at the
+// scripted servers, and can keep tasks working until let go (to read
+// memory while they run).
 type arrivals struct {
 	mu      sync.Mutex
 	first   map[string]time.Time // by the prompt's marker
